@@ -1,0 +1,89 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# numaplace top-level Makefile.
+#   make deps            install build/test dependencies (root, apt)
+#   make [KVER=...]      build numaplace.ko for one kernel (ABI name or 6.1/6.12)
+#   make modules-all     build it for every kernel in tools/vm/kernels.conf
+#   make tools           libnumaplace, the numaplace CLI, selftests
+#   make check           boot the NUMA VM on every kernel and run the selftests
+#   make demo            deps + build + show numaplace at work in the NUMA VM
+#   make bench           the benchmarks, in the VM
+
+CONF    := tools/vm/kernels.conf
+KERNELS := $(shell awk '!/^\#/ && NF {print $$1}' $(CONF))
+abi_of   = $(shell awk -v k='$(1)' '!/^\#/ && NF && ($$1 == k || $$2 == k) {print $$2}' $(CONF))
+
+KVER    ?= $(firstword $(KERNELS))
+KABI    := $(or $(call abi_of,$(KVER)),$(KVER))
+KDIR    ?= /usr/src/linux-headers-$(KABI)
+BUILD   ?= $(CURDIR)/build
+KOBJ     = $(BUILD)/kmod/$(KABI)
+
+CC      ?= gcc
+CFLAGS  ?= -O2 -g
+CFLAGS  += -Wall -Wextra -Wno-unused-parameter -Werror -std=gnu11 \
+	   -I$(CURDIR)/uapi -I$(CURDIR)/tools/lib -D_GNU_SOURCE
+KSFT    := $(BUILD)/ksft
+# The harness headers are written for -Wall (as the kernel's selftests).
+TEST_CFLAGS := -O2 -g -Wall -Werror -std=gnu11 -D_GNU_SOURCE -I$(CURDIR)/uapi \
+	       -I$(CURDIR)/tools/lib -I$(KSFT) -Iselftests
+
+LIB_SRC  := $(wildcard tools/lib/*.c)
+CLI_SRC  := $(wildcard tools/numaplace/*.c)
+TEST_SRC := $(wildcard selftests/*.c)
+TESTS    := $(patsubst selftests/%.c,$(BUILD)/selftests/%,$(TEST_SRC))
+MOD_SRC  := Kbuild $(wildcard module/*.c module/*.h uapi/linux/*.h)
+
+.PHONY: all modules modules-all tools deps check demo bench clean
+all: modules tools
+
+# kbuild builds in the source tree; a copy per kernel keeps two kernels'
+# objects apart and lets both builds be incremental.
+modules: $(KOBJ)/numaplace.ko
+$(KOBJ)/numaplace.ko: $(MOD_SRC)
+	@test -d $(KDIR) || { echo "no headers in $(KDIR): run 'make deps'" >&2; exit 1; }
+	@mkdir -p $(KOBJ)
+	cp -a Kbuild module uapi $(KOBJ)/
+	$(MAKE) -C $(KDIR) M=$(KOBJ) NP_WERROR=y modules
+
+modules-all:
+	@set -e; for k in $(KERNELS); do $(MAKE) --no-print-directory modules KVER=$$k; done
+
+tools: $(BUILD)/lib/libnumaplace.so $(BUILD)/lib/libnumaplace.a \
+       $(BUILD)/bin/numaplace $(TESTS)
+
+$(BUILD)/lib/%.o: tools/lib/%.c tools/lib/numaplace.h uapi/linux/numaplace.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
+
+$(BUILD)/lib/libnumaplace.so: $(patsubst tools/lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRC))
+	$(CC) -shared -Wl,-soname,libnumaplace.so.1 -o $@ $^
+	ln -sf libnumaplace.so $(BUILD)/lib/libnumaplace.so.1
+
+$(BUILD)/lib/libnumaplace.a: $(patsubst tools/lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRC))
+	$(AR) rcs $@ $^
+
+$(BUILD)/bin/numaplace: $(CLI_SRC) $(wildcard tools/numaplace/*.h) $(BUILD)/lib/libnumaplace.so
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Itools/numaplace -o $@ $(CLI_SRC) \
+		-L$(BUILD)/lib -lnumaplace $(shell pkg-config --libs libmnl 2>/dev/null)
+
+$(KSFT)/kselftest_harness.h:
+	@echo "kselftest headers missing: run 'make deps'" >&2; exit 1
+
+$(BUILD)/selftests/%: selftests/%.c selftests/np_test.h $(KSFT)/kselftest_harness.h $(BUILD)/lib/libnumaplace.so
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -o $@ $< -L$(BUILD)/lib -lnumaplace -lpthread
+
+deps:
+	tools/deps.sh
+
+check: modules-all tools
+	tools/vm/check $(KERNELS)
+
+demo: deps
+	$(MAKE) modules-all tools
+	tools/vm/run --kernel $(firstword $(KERNELS)) -- /usr/share/numaplace/demo.sh
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * numaplace: the misc device and its table-driven ioctl dispatch.
+ *
+ * Every command struct starts with "__u32 size; __u32 flags;". One place
+ * (np_ioctl) checks the size against the table, copies the struct in with
+ * copy_struct_from_user() (zero-fill when short, -E2BIG for a non-zero
+ * tail when long), rejects unknown flags and copies the result back, at
+ * most the caller's size. Handlers see a kernel copy only.
+ */
+#include <linux/compat.h>
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "numaplace.h"
+
+/* The largest struct any command takes: the on-stack buffer's size. */
+union np_ioctl_buf {
+	struct numaplace_info info;
+};
+
+#define NP_IOCTL_OP(_nr, _fn, _struct, _ver0, _flags)                    \
+	[_nr] = {                                                          \
+		.cmd = _IO(NUMAPLACE_TYPE, _nr),                           \
+		.handler = _fn,                                            \
+		.size = sizeof(_struct),                                   \
+		.min_size = _ver0,                                         \
+		.valid_flags = _flags,                                     \
+	}
+
+static const struct np_ioctl_op np_ioctl_ops[] = {
+	NP_IOCTL_OP(NUMAPLACE_CMD_INFO, np_info, struct numaplace_info,
+		    NUMAPLACE_INFO_SIZE_VER0, 0),
+};
+
+u64 np_ioctl_mask(void)
+{
+	u64 mask = 0;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(np_ioctl_ops); i++)
+		if (np_ioctl_ops[i].handler)
+			mask |= 1ULL << i;
+	return mask;
+}
+
+static long np_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	void __user *uarg = (void __user *)arg;
+	const struct np_ioctl_op *op;
+	union np_ioctl_buf buf;
+	unsigned int nr = _IOC_NR(cmd);
+	u32 usize, *hdr;
+	int ret;
+
+	BUILD_BUG_ON(NUMAPLACE_CMD_MAX > 64);
+	if (nr >= ARRAY_SIZE(np_ioctl_ops))
+		return -ENOTTY;
+	op = &np_ioctl_ops[nr];
+	if (!op->handler || op->cmd != cmd)
+		return -ENOTTY;
+
+	if (get_user(usize, (u32 __user *)uarg))
+		return -EFAULT;
+	if (usize < op->min_size)
+		return -EINVAL;
+	ret = copy_struct_from_user(&buf, op->size, uarg, usize);
+	if (ret)
+		return ret;
+
+	hdr = (u32 *)&buf;
+	if (hdr[1] & ~op->valid_flags)
+		return -EINVAL;
+
+	ret = op->handler(&buf);
+	if (ret)
+		return ret;
+
+	/* The caller sees its own size, not ours. */
+	hdr[0] = min_t(u32, usize, op->size);
+	if (copy_to_user(uarg, &buf, min_t(size_t, usize, op->size)))
+		return -EFAULT;
+	return 0;
+}
+
+static const struct file_operations np_fops = {
+	.owner = THIS_MODULE,
+	.unlocked_ioctl = np_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = noop_llseek,
+};
+
+/*
+ * Mode 0666: every check is made per call with the caller's credentials,
+ * as move_pages(2) makes them (a udev rule can narrow it, see
+ * Documentation/admin-guide.md).
+ */
+static struct miscdevice np_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = NP_NAME,
+	.fops = &np_fops,
+	.mode = 0666,
+};
+
+int np_dev_init(void)
+{
+	return misc_register(&np_misc);
+}
+
+void np_dev_exit(void)
+{
+	misc_deregister(&np_misc);
+}

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * numaplace: NUMAPLACE_IOC_INFO, the handshake.
+ */
+#include <linux/mm.h>
+#include <linux/nodemask.h>
+#include <linux/stddef.h>
+
+#include "numaplace.h"
+
+/* Each feature bit is set only when that feature works on this kernel. */
+u64 np_features(void)
+{
+	return 0;
+}
+
+static void np_fill_nodemask(u64 *words, enum node_states state)
+{
+	int nid;
+
+	for_each_node_state(nid, state)
+		words[nid / 64] |= 1ULL << (nid % 64);
+}
+
+int np_info(void *arg)
+{
+	struct numaplace_info *info = arg;
+
+	BUILD_BUG_ON(offsetofend(struct numaplace_info, reserved) !=
+		     NUMAPLACE_INFO_SIZE_VER0);
+	BUILD_BUG_ON(MAX_NUMNODES > NUMAPLACE_MAX_NODES);
+
+	if (info->reserved0 || memchr_inv(info->reserved, 0,
+					  sizeof(info->reserved)))
+		return -EINVAL;
+
+	info->abi_version = NUMAPLACE_ABI_VERSION;
+	info->nr_node_ids = nr_node_ids;
+	info->features = np_features();
+	info->ioctls = np_ioctl_mask();
+	info->page_size = PAGE_SIZE;
+	memset(info->node_online, 0, sizeof(info->node_online));
+	memset(info->node_memory, 0, sizeof(info->node_memory));
+	np_fill_nodemask(info->node_online, N_ONLINE);
+	np_fill_nodemask(info->node_memory, N_MEMORY);
+	return 0;
+}

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * numaplace: module init and exit.
+ */
+#include <linux/module.h>
+#include <linux/init.h>
+
+#include "numaplace.h"
+
+static int __init np_init(void)
+{
+	int ret;
+
+	ret = np_dev_init();
+	if (ret)
+		return ret;
+	pr_info(NP_NAME ": loaded, ABI %u, features %#llx\n",
+		NUMAPLACE_ABI_VERSION, np_features());
+	return 0;
+}
+
+static void __exit np_exit(void)
+{
+	np_dev_exit();
+}
+
+module_init(np_init);
+module_exit(np_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("NUMA page placement: query in runs, migrate in batches");
+MODULE_AUTHOR("numaplace developers");

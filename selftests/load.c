@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Module lifetime: load and unload numaplace.ko many times in a row; the
+ * device comes and goes with it, nothing leaks (unreclaimable slab stays
+ * flat). Leaves the module loaded for the tests that follow.
+ */
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include "np_test.h"
+#include "kselftest_harness.h"
+
+#define NP_MODULE_PATH	"/usr/lib/numaplace/numaplace.ko"
+#define NP_LOAD_CYCLES	100
+/*
+ * Unreclaimable slab may drift with unrelated kernel activity; a leak of
+ * even 1 KiB per cycle would pass this bound only below 100 cycles.
+ */
+#define NP_LOAD_SLAB_SLACK_KB 96
+
+static long np_meminfo_kb(const char *key)
+{
+	char line[256];
+	long val = -1;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, strlen(key)) &&
+		    line[strlen(key)] == ':')
+			val = strtol(line + strlen(key) + 1, NULL, 10);
+	fclose(f);
+	return val;
+}
+
+static int np_loaded(void)
+{
+	struct stat st;
+
+	return stat("/sys/module/numaplace", &st) == 0;
+}
+
+static int np_load(int modfd)
+{
+	return syscall(SYS_finit_module, modfd, "", 0) ? -errno : 0;
+}
+
+static int np_unload(void)
+{
+	return syscall(SYS_delete_module, "numaplace", O_NONBLOCK) ? -errno : 0;
+}
+
+static void np_drop_caches(void)
+{
+	int fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
+
+	if (fd >= 0) {
+		if (write(fd, "3", 1) < 0)
+			perror("drop_caches");
+		close(fd);
+	}
+}
+
+TEST(load_unload_cycles)
+{
+	struct numaplace_info info;
+	long before, after;
+	int modfd, fd, i;
+
+	modfd = open(NP_MODULE_PATH, O_RDONLY | O_CLOEXEC);
+	if (modfd < 0)
+		SKIP(return, "no %s", NP_MODULE_PATH);
+	if (np_loaded())
+		ASSERT_EQ(0, np_unload());
+
+	/* One warm-up cycle so first-load allocations do not count. */
+	ASSERT_EQ(0, np_load(modfd));
+	ASSERT_EQ(0, np_unload());
+	np_drop_caches();
+	before = np_meminfo_kb("SUnreclaim");
+	ASSERT_GT(before, 0);
+
+	for (i = 0; i < NP_LOAD_CYCLES; i++) {
+		ASSERT_EQ(0, np_load(modfd)) TH_LOG("load %d", i);
+		fd = np_open();
+		ASSERT_GE(fd, 0) TH_LOG("open after load %d", i);
+		memset(&info, 0, sizeof(info));
+		info.size = sizeof(info);
+		ASSERT_EQ(0, np_ioctl(fd, NUMAPLACE_IOC_INFO, &info));
+		/* An open file holds the module. */
+		EXPECT_EQ(-EWOULDBLOCK, np_unload());
+		close(fd);
+		ASSERT_EQ(0, np_unload()) TH_LOG("unload %d", i);
+		ASSERT_FALSE(np_loaded());
+		ASSERT_EQ(-ENOENT, np_open());
+	}
+	np_drop_caches();
+	after = np_meminfo_kb("SUnreclaim");
+	EXPECT_LT(after - before, NP_LOAD_SLAB_SLACK_KB)
+		TH_LOG("SUnreclaim %ld kB -> %ld kB", before, after);
+
+	ASSERT_EQ(0, np_load(modfd));
+	close(modfd);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,69 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Install everything numaplace needs to build and test, with apt only.
+# Idempotent; run as root. Called by `make deps`.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+conf="$top/tools/vm/kernels.conf"
+build="${NP_BUILD:-$top/build}"
+src_list=/etc/apt/sources.list.d/numaplace-backports.sources
+
+die() { echo "deps: $*" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || die "must run as root (apt-get install)"
+
+# bookworm-backports carries the 6.12 kernel; the file is ours alone.
+if [ ! -f "$src_list" ]; then
+	cat > "$src_list" <<'SRC'
+# Added by numaplace (tools/deps.sh): the 6.12 kernel from bookworm-backports.
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: bookworm-backports
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+	fresh=1
+fi
+
+pkgs=(qemu-system-x86 busybox-static cpio libmnl-dev pkg-config pahole
+      make gcc libc6-dev xz-utils)
+while read -r short abi _; do
+	case "$short" in ''|\#*) continue ;; esac
+	pkgs+=("linux-image-$abi" "linux-headers-$abi")
+done < "$conf"
+
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+		missing+=("$p")
+done
+need_src=0
+[ -f "$build/ksft/kselftest_harness.h" ] || need_src=1
+
+if [ ${#missing[@]} -gt 0 ] || [ "$need_src" = 1 ] || [ "${fresh:-0}" = 1 ]; then
+	apt-get update -qq
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "deps: installing ${missing[*]}"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+		--no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# kselftest_harness.h and kselftest.h come from Debian's linux-source-6.1,
+# extracted into the build directory (never into the repository).
+if [ "$need_src" = 1 ]; then
+	tmp=$(mktemp -d)
+	chmod 755 "$tmp" # apt-get download runs as _apt
+	trap 'rm -rf "$tmp"' EXIT
+	(cd "$tmp" && apt-get download -qq linux-source-6.1) ||
+		die "apt-get download linux-source-6.1 failed"
+	dpkg-deb --fsys-tarfile "$tmp"/linux-source-6.1_*.deb |
+		tar -x -C "$tmp" --wildcards './usr/src/linux-source-6.1.tar.xz'
+	mkdir -p "$build/ksft"
+	tar -xJf "$tmp/usr/src/linux-source-6.1.tar.xz" -C "$tmp" \
+		linux-source-6.1/tools/testing/selftests/kselftest.h \
+		linux-source-6.1/tools/testing/selftests/kselftest_harness.h
+	cp "$tmp"/linux-source-6.1/tools/testing/selftests/kselftest*.h "$build/ksft/"
+	echo "deps: kselftest headers in $build/ksft"
+fi
+echo "deps: ok"

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef NP_CLI_H
+#define NP_CLI_H
+
+/* Exit codes of the numaplace tool. */
+enum np_exit {
+	NP_EXIT_OK = 0,
+	NP_EXIT_FAIL = 1,	/* the operation failed */
+	NP_EXIT_USAGE = 2,	/* bad command line */
+	NP_EXIT_NODEV = 3,	/* /dev/numaplace missing or incompatible */
+};
+
+struct np_cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+};
+
+int np_cmd_info(int argc, char **argv);
+
+#endif

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * numaplace: the command-line tool. One file per command; this one
+ * dispatches from a table.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct np_cmd np_cmds[] = {
+	{ "info", np_cmd_info, "show the module's ABI, features and nodes" },
+};
+
+static void np_usage(FILE *out)
+{
+	size_t i;
+
+	fprintf(out, "usage: numaplace COMMAND [ARGS]\n\ncommands:\n");
+	for (i = 0; i < sizeof(np_cmds) / sizeof(np_cmds[0]); i++)
+		fprintf(out, "  %-10s %s\n", np_cmds[i].name, np_cmds[i].help);
+}
+
+int main(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc < 2) {
+		np_usage(stderr);
+		return NP_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		np_usage(stdout);
+		return NP_EXIT_OK;
+	}
+	for (i = 0; i < sizeof(np_cmds) / sizeof(np_cmds[0]); i++)
+		if (!strcmp(argv[1], np_cmds[i].name))
+			return np_cmds[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "numaplace: unknown command '%s'\n", argv[1]);
+	np_usage(stderr);
+	return NP_EXIT_USAGE;
+}
