@@ -8,6 +8,7 @@
 #ifndef NUMAPLACE_LIB_H
 #define NUMAPLACE_LIB_H
 
+#include <stddef.h>
 #include <linux/numaplace.h>
 
 #ifdef __cplusplus
@@ -27,6 +28,36 @@ int numaplace_info(struct numaplace_info *info);
 
 /* Issue one numaplace ioctl, retrying EINTR; 0 or -errno. */
 int numaplace_ioctl(unsigned long cmd, void *arg);
+
+/*
+ * move_pages(2) with the same signature, return value, errno and status[].
+ * With nodes == NULL it answers through NUMAPLACE_IOC_QUERY (array mode,
+ * NUMAPLACE_QUERY_AS_SYSCALL, so the answers are this kernel's syscall's);
+ * without the device, or for what the module cannot do, it calls the
+ * real syscall. Returns 0 (or the syscall's count of pages not migrated),
+ * or -1 with errno set.
+ */
+long numaplace_move_pages(int pid, unsigned long count, void **pages,
+			  const int *nodes, int *status, int flags);
+
+/*
+ * Runs of [start, start + len) of process @pid (0 = caller), at most @cap
+ * of them into @runs. *@nr_runs gets the number written, *@done the number
+ * of pages they cover: call again from start + *done * page size while it
+ * is short of the range. 0 or -errno.
+ */
+int numaplace_query_runs(int pid, const void *start, size_t len,
+			 struct numaplace_run *runs, size_t cap,
+			 size_t *nr_runs, size_t *done);
+
+/*
+ * Per-node page totals of [start, start + len) in one call: @node_pages
+ * has @nr_nodes entries (nr_node_ids is enough); *@unplaced, if not NULL,
+ * gets the number of pages with no node (absent, zero page, no VMA).
+ * 0 or -errno.
+ */
+int numaplace_query_totals(int pid, const void *start, size_t len,
+			   __u64 *node_pages, size_t nr_nodes, __u64 *unplaced);
 
 /* 1 if bit @node is set in a numaplace node mask. */
 static inline int numaplace_node_isset(const __u64 *mask, unsigned int node)

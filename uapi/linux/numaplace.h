@@ -42,6 +42,7 @@
 
 enum numaplace_cmd {
 	NUMAPLACE_CMD_INFO = 0,
+	NUMAPLACE_CMD_QUERY = 1,
 	NUMAPLACE_CMD_MAX,
 };
 
@@ -77,5 +78,97 @@ struct numaplace_info {
 #define NUMAPLACE_INFO_SIZE_VER0	328
 
 #define NUMAPLACE_IOC_INFO	_IO(NUMAPLACE_TYPE, NUMAPLACE_CMD_INFO)
+
+/*
+ * Kind flags of a run (numaplace_run.kind). Several can be set: e.g. a
+ * PMD-mapped THP in an anonymous VMA is PRESENT | PMD | ANON.
+ */
+#define NUMAPLACE_KIND_PRESENT	 (1U << 0)  /* a page is mapped: node is valid */
+#define NUMAPLACE_KIND_PMD	 (1U << 1)  /* mapped by a PMD (THP, 2 MiB hugetlb) */
+#define NUMAPLACE_KIND_PUD	 (1U << 2)  /* mapped by a PUD (1 GiB hugetlb) */
+#define NUMAPLACE_KIND_HUGETLB	 (1U << 3)  /* in a hugetlb VMA */
+#define NUMAPLACE_KIND_ZERO	 (1U << 4)  /* the zero page or huge zero page */
+#define NUMAPLACE_KIND_ANON	 (1U << 5)  /* in an anonymous VMA */
+#define NUMAPLACE_KIND_FILE	 (1U << 6)  /* in a file or shmem VMA */
+#define NUMAPLACE_KIND_SWAP	 (1U << 7)  /* swapped out */
+#define NUMAPLACE_KIND_MIGRATION (1U << 8)  /* under migration */
+#define NUMAPLACE_KIND_NONE	 (1U << 9)  /* nothing mapped (never touched) */
+#define NUMAPLACE_KIND_NOVMA	 (1U << 10) /* no VMA at the address */
+#define NUMAPLACE_KIND_SPECIAL	 (1U << 11) /* PFN map, device or special: no page */
+#define NUMAPLACE_KIND_PROTNONE	 (1U << 12) /* PROT_NONE or NUMA-hinting entry */
+#define NUMAPLACE_KIND_OTHER	 (1U << 13) /* other non-present entry (marker, poison) */
+
+/**
+ * struct numaplace_run - a stretch of pages with one answer
+ * @start: virtual address of the first page
+ * @nr_pages: number of base pages
+ * @node: the node they are on, or a negative errno exactly as
+ *	move_pages(2) reports it in status[] (-ENOENT, -EFAULT)
+ * @kind: NUMAPLACE_KIND_* flags
+ */
+struct numaplace_run {
+	__u64 start;
+	__u64 nr_pages;
+	__s32 node;
+	__u32 kind;
+};
+
+/* numaplace_query.flags */
+#define NUMAPLACE_QUERY_PAGES	   (1U << 0) /* pages_ptr/count, not start/len */
+#define NUMAPLACE_QUERY_AS_SYSCALL (1U << 1) /* this kernel's move_pages answers */
+
+/**
+ * struct numaplace_query - NUMAPLACE_IOC_QUERY: where are these pages?
+ * @size: in, sizeof(struct numaplace_query) as the caller knows it
+ * @flags: in, NUMAPLACE_QUERY_*
+ * @pid: in, the process to look at, 0 for the caller
+ * @reserved0: must be 0
+ * @start: in, range mode: first address (rounded down to a page)
+ * @len: in, range mode: length in bytes; every page that [start,
+ *	start + len) touches is answered
+ * @pages_ptr: in, array mode: user pointer to @count __u64 addresses, any
+ *	order, duplicates allowed (move_pages' pages[])
+ * @count: in, array mode: number of addresses
+ * @runs_ptr: in, range mode only: user buffer for @runs_cap runs, or 0
+ * @runs_cap: in, capacity of @runs_ptr in entries
+ * @nr_runs: out, runs written
+ * @status_ptr: in, user buffer of __s32, one per page (range mode) or per
+ *	address (array mode), or 0: filled exactly as move_pages' status[]
+ * @node_pages_ptr: in, user buffer of @node_pages_len __u64, or 0
+ * @node_pages_len: in, entries in @node_pages_ptr (nr_node_ids is enough);
+ *	out: pages placed on node n are counted in entry n
+ * @reserved1: must be 0
+ * @done: out, pages (range mode) or addresses (array mode) answered. Less
+ *	than asked only when @runs_ptr filled up (resume from
+ *	start + done * page size) or on -EINTR (a fatal signal)
+ * @nr_unplaced: out, of @done, pages with a negative status
+ * @reserved: must be 0
+ *
+ * Without @runs_ptr the whole request is answered in one call. The node
+ * totals and @nr_unplaced count what this call answered.
+ */
+struct numaplace_query {
+	__u32 size;
+	__u32 flags;
+	__s32 pid;
+	__u32 reserved0;
+	__u64 start;
+	__u64 len;
+	__u64 pages_ptr;
+	__u64 count;
+	__u64 runs_ptr;
+	__u32 runs_cap;
+	__u32 nr_runs;
+	__u64 status_ptr;
+	__u64 node_pages_ptr;
+	__u32 node_pages_len;
+	__u32 reserved1;
+	__u64 done;
+	__u64 nr_unplaced;
+	__u64 reserved[4];
+};
+#define NUMAPLACE_QUERY_SIZE_VER0	136
+
+#define NUMAPLACE_IOC_QUERY	_IO(NUMAPLACE_TYPE, NUMAPLACE_CMD_QUERY)
 
 #endif /* _UAPI_LINUX_NUMAPLACE_H */
