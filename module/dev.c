@@ -19,6 +19,7 @@
 /* The largest struct any command takes: the on-stack buffer's size. */
 union np_ioctl_buf {
 	struct numaplace_info info;
+	struct numaplace_query query;
 };
 
 #define NP_IOCTL_OP(_nr, _fn, _struct, _ver0, _flags)                    \
@@ -33,6 +34,9 @@ union np_ioctl_buf {
 static const struct np_ioctl_op np_ioctl_ops[] = {
 	NP_IOCTL_OP(NUMAPLACE_CMD_INFO, np_info, struct numaplace_info,
 		    NUMAPLACE_INFO_SIZE_VER0, 0),
+	NP_IOCTL_OP(NUMAPLACE_CMD_QUERY, np_query, struct numaplace_query,
+		    NUMAPLACE_QUERY_SIZE_VER0,
+		    NUMAPLACE_QUERY_PAGES | NUMAPLACE_QUERY_AS_SYSCALL),
 };
 
 u64 np_ioctl_mask(void)
@@ -74,15 +78,19 @@ static long np_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	if (hdr[1] & ~op->valid_flags)
 		return -EINVAL;
 
+	/*
+	 * On success, and on -EINTR (a fatal signal cut a long call short),
+	 * the struct goes back: its progress fields say what was done.
+	 */
 	ret = op->handler(&buf);
-	if (ret)
+	if (ret && ret != -EINTR)
 		return ret;
 
 	/* The caller sees its own size, not ours. */
 	hdr[0] = min_t(u32, usize, op->size);
 	if (copy_to_user(uarg, &buf, min_t(size_t, usize, op->size)))
 		return -EFAULT;
-	return 0;
+	return ret;
 }
 
 static const struct file_operations np_fops = {

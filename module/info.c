@@ -11,7 +11,11 @@
 /* Each feature bit is set only when that feature works on this kernel. */
 u64 np_features(void)
 {
-	return 0;
+	u64 features = NUMAPLACE_FEAT_QUERY; /* inline accessors and exports only */
+
+	if (np_target_exact())
+		features |= NUMAPLACE_FEAT_PTRACE_EXACT;
+	return features;
 }
 
 static void np_fill_nodemask(u64 *words, enum node_states state)

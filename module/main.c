@@ -11,17 +11,28 @@ static int __init np_init(void)
 {
 	int ret;
 
-	ret = np_dev_init();
+	ret = np_ksyms_init();
 	if (ret)
 		return ret;
+	ret = np_nodemap_init();
+	if (ret)
+		return ret;
+	ret = np_dev_init();
+	if (ret)
+		goto exit_nodemap;
 	pr_info(NP_NAME ": loaded, ABI %u, features %#llx\n",
 		NUMAPLACE_ABI_VERSION, np_features());
 	return 0;
+
+exit_nodemap:
+	np_nodemap_exit();
+	return ret;
 }
 
 static void __exit np_exit(void)
 {
 	np_dev_exit();
+	np_nodemap_exit();
 }
 
 module_init(np_init);

@@ -6,6 +6,8 @@
 #define _NUMAPLACE_INTERNAL_H
 
 #include <linux/types.h>
+#include <linux/ptrace.h>
+#include <linux/security.h>
 #include <linux/numaplace.h>
 
 #define NP_NAME "numaplace"
@@ -26,6 +28,55 @@ struct np_ioctl_op {
 	size_t min_size;
 	u32 valid_flags;
 };
+
+struct mm_struct;
+struct task_struct;
+
+/*
+ * module/ksyms.c: unexported internals, NULL when missing or unsafe to
+ * call. Types are the kernel headers' own prototypes.
+ */
+struct np_ksyms {
+	typeof(&ptrace_may_access) ptrace_may_access;
+	typeof(&security_task_movememory) security_task_movememory;
+};
+extern struct np_ksyms np_ksyms;
+int np_ksyms_init(void);
+
+/* module/target.c */
+struct mm_struct *np_target_mm(pid_t pid);
+bool np_target_exact(void);
+
+/* module/nodemap.c: pfn -> node */
+struct np_pfn_span {
+	unsigned long start;	/* first pfn */
+	unsigned long end;	/* last pfn + 1 */
+	int nid;
+};
+
+/* A caller's last hit; start with it zeroed. */
+struct np_nodemap_cache {
+	struct np_pfn_span span;
+};
+
+#define NP_NID_NOPAGE (-1)	/* no struct page behind the pfn */
+#define NP_NID_DEVICE (-2)	/* a ZONE_DEVICE page */
+
+int np_nodemap_init(void);
+void np_nodemap_exit(void);
+int np_nodemap_lookup(struct np_nodemap_cache *c, unsigned long pfn);
+
+/* The node of a mapped pfn, or NP_NID_*. Call under rcu_read_lock(). */
+static __always_inline int np_pfn_to_nid(struct np_nodemap_cache *c,
+					 unsigned long pfn)
+{
+	if (likely(pfn - c->span.start < c->span.end - c->span.start))
+		return c->span.nid;
+	return np_nodemap_lookup(c, pfn);
+}
+
+/* module/query.c */
+int np_query(void *arg);
 
 /* module/info.c */
 int np_info(void *arg);

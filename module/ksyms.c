@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * numaplace: the one place that resolves unexported kernel internals.
+ *
+ * Only names on the allow-list below are resolved, each into a pointer of
+ * the type of the kernel header's own prototype. kallsyms_lookup_name is
+ * found through a kprobe. On a kernel built with IBT (Debian 6.12) the
+ * ENDBR of functions whose address is never taken is sealed at boot: when
+ * the CPU enforces IBT (or the simulate_ibt parameter says to behave as if
+ * it did), a sealed target is refused, since calling it would be a fatal
+ * #CP. A missing or refused symbol leaves its pointer NULL: the feature
+ * that needs it reports "unsupported", the rest of the module works.
+ */
+#include <linux/kprobes.h>
+#include <linux/module.h>
+#include <linux/ptrace.h>
+#include <linux/security.h>
+
+#include "numaplace.h"
+#include "compat.h"
+
+static bool simulate_ibt;
+module_param(simulate_ibt, bool, 0444);
+MODULE_PARM_DESC(simulate_ibt,
+		 "behave as on a CPU that enforces kernel IBT (for tests)");
+
+struct np_ksyms np_ksyms;
+
+/* x86 ENDBR64, and the 4-byte NOP that seals it ("osp nopl (%rax)"). */
+#define NP_ENDBR64	0xfa1e0ff3U
+#define NP_ENDBR_SEAL	0x001f0f66U
+
+static bool np_ibt_enforced(void)
+{
+	return simulate_ibt || np_cpu_enforces_ibt();
+}
+
+static u32 np_text_word(unsigned long addr)
+{
+	u32 word;
+
+	if (copy_from_kernel_nofault(&word, (void *)addr, sizeof(word)))
+		return 0;
+	return word;
+}
+
+/* Safe to call indirectly: not sealed, or the CPU does not enforce IBT. */
+static bool np_callable(unsigned long addr)
+{
+	return addr && !(np_ibt_enforced() &&
+			 np_text_word(addr) == NP_ENDBR_SEAL);
+}
+
+typedef unsigned long (*np_kallsyms_fn)(const char *name);
+
+static np_kallsyms_fn np_find_kallsyms(void)
+{
+	struct kprobe kp = { .symbol_name = "kallsyms_lookup_name" };
+	unsigned long addr, word;
+
+	if (register_kprobe(&kp))
+		return NULL;
+	addr = (unsigned long)kp.addr;
+	unregister_kprobe(&kp);
+	/* kprobes step over an ENDBR (or its seal): step back onto it. */
+	word = np_text_word(addr - 4);
+	if (word == NP_ENDBR64 || word == NP_ENDBR_SEAL)
+		addr -= 4;
+	return np_callable(addr) ? (np_kallsyms_fn)addr : NULL;
+}
+
+/* The allow-list: name, and where its typed pointer lives. */
+#define NP_KSYM(_name) { #_name, (void **)&np_ksyms._name }
+static const struct {
+	const char *name;
+	void **slot;
+} np_ksym_list[] = {
+	NP_KSYM(ptrace_may_access),
+	NP_KSYM(security_task_movememory),
+};
+
+int np_ksyms_init(void)
+{
+	np_kallsyms_fn lookup = np_find_kallsyms();
+	unsigned long addr;
+	unsigned int i;
+
+	if (!lookup) {
+		pr_info(NP_NAME ": kallsyms_lookup_name %s: internals unsupported\n",
+			np_ibt_enforced() ? "sealed under IBT" : "not found");
+		return 0;
+	}
+	for (i = 0; i < ARRAY_SIZE(np_ksym_list); i++) {
+		addr = lookup(np_ksym_list[i].name);
+		if (!np_callable(addr)) {
+			pr_info(NP_NAME ": %s %s: unsupported\n",
+				np_ksym_list[i].name,
+				addr ? "sealed under IBT" : "not found");
+			continue;
+		}
+		*np_ksym_list[i].slot = (void *)addr;
+	}
+	return 0;
+}

@@ -1,0 +1,423 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * numaplace: the run walker.
+ *
+ * Locking, for both supported kernels:
+ *  - np_walk_begin() takes the mmap lock for read (killable) and RCU. The
+ *    mmap lock keeps VMAs and the upper page-table levels (PUD and PMD
+ *    tables are freed only under the mmap write lock, free_pgtables()).
+ *  - A PTE table is not kept alive by the mmap lock on 6.12: khugepaged's
+ *    retract_page_tables() and MADV_COLLAPSE clear the PMD and free the
+ *    table with pte_free_defer(), an RCU callback. So, as the kernel's own
+ *    __pte_offset_map_lock() (unexported) does: read the PMD once, reject
+ *    none/leaf/bad values, map the PTE table from that snapshot, take its
+ *    lock and check that the PMD still holds the same value, else retry.
+ *    RCU keeps the table's memory valid between the read and the lock. On
+ *    6.1 the same sequence is correct (the table cannot go at all).
+ *  - PMD and PUD leaves (THP, hugetlb) are read once, without their lock:
+ *    the answer is a snapshot, as the syscall's is the moment it returns,
+ *    and the pfn -> node map needs no struct page (nodemap.c).
+ * Only inline accessors and exported symbols are used: no internals.
+ */
+#include <linux/hugetlb.h>
+#include <linux/mm.h>
+#include <linux/pagemap.h>
+#include <linux/rcupdate.h>
+#include <linux/rcupdate_wait.h> /* cond_resched_rcu() on 6.12 */
+#include <linux/swap.h>
+#include <linux/swapops.h>
+
+#include "walk.h"
+#include "compat.h"
+
+/* Hand the pending run to the consumer. false: stop (w->next is set). */
+static bool np_walk_flush(struct np_walk *w)
+{
+	unsigned long taken;
+
+	if (!w->cur.nr_pages)
+		return true;
+	taken = w->emit(w, &w->cur);
+	w->next = w->cur.start + (taken << PAGE_SHIFT);
+	if (taken < w->cur.nr_pages) {
+		w->stopped = true;
+		w->cur.nr_pages = 0;
+		return false;
+	}
+	w->cur.nr_pages = 0;
+	return true;
+}
+
+/* Add @nr pages at @addr to the pending run, or start a new one. */
+static __always_inline bool np_walk_add(struct np_walk *w, unsigned long addr,
+					unsigned long nr, unsigned long pfn,
+					int status, u32 kind)
+{
+	struct np_run *cur = &w->cur;
+
+	if (cur->nr_pages && cur->status == status && cur->kind == kind &&
+	    cur->start + (cur->nr_pages << PAGE_SHIFT) == addr &&
+	    (!(w->flags & NP_WALK_PFN_CONTIG) ||
+	     cur->pfn + cur->nr_pages == pfn)) {
+		cur->nr_pages += nr;
+		return true;
+	}
+	if (!np_walk_flush(w))
+		return false;
+	cur->start = addr;
+	cur->nr_pages = nr;
+	cur->pfn = pfn;
+	cur->status = status;
+	cur->kind = kind;
+	return true;
+}
+
+static bool np_walk_hole(struct np_walk *w, unsigned long addr,
+			 unsigned long end)
+{
+	return np_walk_add(w, addr, (end - addr) >> PAGE_SHIFT, 0,
+			   w->hole_status, w->vma_kind | NUMAPLACE_KIND_NONE);
+}
+
+/* Status for a present pfn that no special bit excluded. */
+static int np_walk_pfn_status(struct np_walk *w, unsigned long pfn, u32 *kind)
+{
+	int nid = np_pfn_to_nid(&w->nm, pfn);
+
+	if (likely(nid >= 0))
+		return nid;
+	*kind = (*kind & ~NUMAPLACE_KIND_PRESENT) | NUMAPLACE_KIND_SPECIAL;
+	if (nid == NP_NID_DEVICE)
+		return -ENOENT;
+	/* No struct page (vm_normal_page()'s pfn sanity test): special. */
+	return w->flags & NP_WALK_LEGACY ? -EFAULT : -ENOENT;
+}
+
+/* A non-present, non-none entry: swap, migration, marker, poison. */
+static u32 np_walk_swap_kind(swp_entry_t entry)
+{
+	if (is_migration_entry(entry))
+		return NUMAPLACE_KIND_MIGRATION;
+	if (!non_swap_entry(entry))
+		return NUMAPLACE_KIND_SWAP;
+	return NUMAPLACE_KIND_OTHER;
+}
+
+/* The slow cases of one PTE: everything but a plain present page. */
+static int np_walk_pte_slow(struct np_walk *w, pte_t pte, unsigned long *pfn,
+			    u32 *kind)
+{
+	bool legacy = w->flags & NP_WALK_LEGACY;
+
+	*pfn = 0;
+	*kind = w->vma_kind;
+	if (pte_none(pte)) {
+		*kind |= NUMAPLACE_KIND_NONE;
+		return w->hole_status;
+	}
+	if (!pte_present(pte)) {
+		*kind |= np_walk_swap_kind(pte_to_swp_entry(pte));
+		return -ENOENT;
+	}
+	if (pte_special(pte) || pte_devmap(pte)) {
+		if (is_zero_pfn(pte_pfn(pte))) {
+			*kind |= NUMAPLACE_KIND_ZERO;
+			return -EFAULT;
+		}
+		*kind |= NUMAPLACE_KIND_SPECIAL;
+		/* 6.1: devmap pages were found, then zone-device: -ENOENT. */
+		return legacy && !pte_devmap(pte) ? -EFAULT : -ENOENT;
+	}
+	/* PROT_NONE or NUMA hint: 6.1's follow_page() saw no page. */
+	*kind |= NUMAPLACE_KIND_PROTNONE;
+	if (legacy)
+		return -ENOENT;
+	*kind |= NUMAPLACE_KIND_PRESENT;
+	*pfn = pte_pfn(pte);
+	return np_walk_pfn_status(w, *pfn, kind);
+}
+
+static void np_walk_ptes(struct np_walk *w, pte_t *ptep, unsigned long addr,
+			 unsigned long end)
+{
+	u32 present = w->vma_kind | NUMAPLACE_KIND_PRESENT, kind;
+	unsigned long pfn;
+	int status;
+
+	for (; addr != end; addr += PAGE_SIZE, ptep++) {
+		pte_t pte = ptep_get(ptep);
+
+		if (likely(pte_present(pte) && !pte_special(pte) &&
+			   !pte_protnone(pte) && !pte_devmap(pte))) {
+			kind = present;
+			pfn = pte_pfn(pte);
+			status = np_walk_pfn_status(w, pfn, &kind);
+		} else {
+			status = np_walk_pte_slow(w, pte, &pfn, &kind);
+		}
+		if (!np_walk_add(w, addr, 1, pfn, status, kind))
+			return;
+	}
+}
+
+/*
+ * Lock the PTE table behind *@pmdp as __pte_offset_map_lock() does.
+ * Return: false when the PMD changed before the lock was taken: the
+ * caller reads it again. A stop inside the table is w->stopped.
+ */
+static bool np_walk_pte_table(struct np_walk *w, pmd_t *pmdp, pmd_t pmdval,
+			      unsigned long addr, unsigned long end)
+{
+	spinlock_t *ptl = pte_lockptr(w->mm, &pmdval);
+
+	spin_lock(ptl);
+	if (unlikely(!pmd_same(pmdval, np_pmdp_get(pmdp)))) {
+		spin_unlock(ptl);
+		return false;
+	}
+	np_walk_ptes(w, pte_offset_kernel(&pmdval, addr), addr, end);
+	spin_unlock(ptl);
+	return true;
+}
+
+/* The leaf of a PMD or PUD: a THP, a hugetlb page, a huge PFN map. */
+static bool np_walk_leaf(struct np_walk *w, unsigned long addr,
+			 unsigned long end, unsigned long pfn, bool protnone,
+			 bool special, u32 level)
+{
+	bool legacy = w->flags & NP_WALK_LEGACY;
+	u32 kind = w->vma_kind | level;
+	int status;
+
+	pfn += (addr & ((level == NUMAPLACE_KIND_PUD ? PUD_SIZE : PMD_SIZE) - 1))
+	       >> PAGE_SHIFT;
+	if (w->vma_kind & NUMAPLACE_KIND_HUGETLB) {
+		/* Both kernels follow hugetlb entries, PROT_NONE or not. */
+		kind |= NUMAPLACE_KIND_PRESENT;
+		if (protnone)
+			kind |= NUMAPLACE_KIND_PROTNONE;
+		status = np_walk_pfn_status(w, pfn, &kind);
+	} else if (special) {
+		kind |= NUMAPLACE_KIND_SPECIAL;
+		status = -ENOENT;
+	} else if ((w->vma_kind & NUMAPLACE_KIND_ANON) && pfn_valid(pfn) &&
+		   !PageAnon(pfn_to_page(pfn))) {
+		/*
+		 * Only the huge zero page is PMD-mapped in an anonymous VMA
+		 * without being anon (do_huge_pmd_anonymous_page()): no need
+		 * for the unexported huge_zero_pfn.
+		 */
+		kind |= NUMAPLACE_KIND_ZERO;
+		status = -EFAULT;
+	} else if (protnone && legacy) {
+		/* 6.1: follow_pmd_mask() takes a PROT_NONE PMD for a hole. */
+		kind |= NUMAPLACE_KIND_PROTNONE;
+		status = w->hole_status;
+	} else {
+		kind |= NUMAPLACE_KIND_PRESENT;
+		if (protnone)
+			kind |= NUMAPLACE_KIND_PROTNONE;
+		status = np_walk_pfn_status(w, pfn, &kind);
+	}
+	return np_walk_add(w, addr, (end - addr) >> PAGE_SHIFT,
+			   kind & NUMAPLACE_KIND_PRESENT ? pfn : 0, status, kind);
+}
+
+/* A non-present PMD or PUD that is not none: migration, hwpoison. */
+static bool np_walk_leaf_entry(struct np_walk *w, unsigned long addr,
+			       unsigned long end, swp_entry_t entry)
+{
+	u32 kind = w->vma_kind | np_walk_swap_kind(entry);
+	int status = -ENOENT;
+
+	/* 6.1: follow_pmd_mask() takes it for a hole (hugetlb: waits). */
+	if ((w->flags & NP_WALK_LEGACY) &&
+	    !(w->vma_kind & NUMAPLACE_KIND_HUGETLB))
+		status = w->hole_status;
+	return np_walk_add(w, addr, (end - addr) >> PAGE_SHIFT, 0, status, kind);
+}
+
+static bool np_walk_pmds(struct np_walk *w, pud_t *pudp, unsigned long addr,
+			 unsigned long end)
+{
+	pmd_t *pmdp = pmd_offset(pudp, addr);
+	unsigned long next;
+	pmd_t pmd;
+
+	for (; addr != end; pmdp++, addr = next) {
+		next = pmd_addr_end(addr, end);
+		if (w->budget < PTRS_PER_PTE) {
+			if (!np_walk_flush(w))
+				return false;
+			w->next = addr;
+			w->stopped = true;
+			return false;
+		}
+		w->budget -= PTRS_PER_PTE;
+again:
+		pmd = np_pmdp_get(pmdp);
+		if (pmd_none(pmd) || (pmd_present(pmd) && !pmd_leaf(pmd) &&
+				      pmd_bad(pmd))) {
+			if (!np_walk_hole(w, addr, next))
+				return false;
+		} else if (!pmd_present(pmd)) {
+			if (!np_walk_leaf_entry(w, addr, next,
+						pmd_to_swp_entry(pmd)))
+				return false;
+		} else if (pmd_leaf(pmd) || pmd_devmap(pmd)) {
+			if (!np_walk_leaf(w, addr, next, pmd_pfn(pmd),
+					  pmd_protnone(pmd),
+					  pmd_devmap(pmd) || np_pmd_special(pmd),
+					  NUMAPLACE_KIND_PMD))
+				return false;
+		} else if (!np_walk_pte_table(w, pmdp, pmd, addr, next)) {
+			cond_resched_rcu();
+			goto again;
+		} else if (w->stopped) {
+			return false;
+		}
+	}
+	return true;
+}
+
+static bool np_walk_puds(struct np_walk *w, p4d_t *p4dp, unsigned long addr,
+			 unsigned long end)
+{
+	pud_t *pudp = pud_offset(p4dp, addr);
+	unsigned long next;
+	pud_t pud;
+
+	for (; addr != end; pudp++, addr = next) {
+		next = pud_addr_end(addr, end);
+		pud = np_pudp_get(pudp);
+		if (pud_none(pud)) {
+			if (!np_walk_hole(w, addr, next))
+				return false;
+		} else if (!pud_present(pud)) {
+			if (!np_walk_leaf_entry(w, addr, next,
+						pte_to_swp_entry(__pte(pud_val(pud)))))
+				return false;
+		} else if (pud_leaf(pud) || pud_devmap(pud)) {
+			if (!np_walk_leaf(w, addr, next, pud_pfn(pud), false,
+					  pud_devmap(pud) || np_pud_special(pud),
+					  NUMAPLACE_KIND_PUD))
+				return false;
+		} else if (pud_bad(pud)) {
+			if (!np_walk_hole(w, addr, next))
+				return false;
+		} else if (!np_walk_pmds(w, pudp, addr, next)) {
+			return false;
+		}
+	}
+	return true;
+}
+
+static bool np_walk_p4ds(struct np_walk *w, pgd_t *pgdp, unsigned long addr,
+			 unsigned long end)
+{
+	p4d_t *p4dp = p4d_offset(pgdp, addr);
+	unsigned long next;
+	p4d_t p4d;
+
+	for (; addr != end; p4dp++, addr = next) {
+		next = p4d_addr_end(addr, end);
+		p4d = np_p4dp_get(p4dp);
+		if (p4d_none(p4d) || p4d_bad(p4d)) {
+			if (!np_walk_hole(w, addr, next))
+				return false;
+		} else if (!np_walk_puds(w, p4dp, addr, next)) {
+			return false;
+		}
+	}
+	return true;
+}
+
+static bool np_walk_vma(struct np_walk *w, struct vm_area_struct *vma,
+			unsigned long addr, unsigned long end)
+{
+	pgd_t *pgdp = pgd_offset(w->mm, addr);
+	unsigned long next;
+	pgd_t pgd;
+
+	w->vma_kind = vma_is_anonymous(vma) ? NUMAPLACE_KIND_ANON :
+					      NUMAPLACE_KIND_FILE;
+	if (is_vm_hugetlb_page(vma))
+		w->vma_kind |= NUMAPLACE_KIND_HUGETLB;
+	/* 6.1's no_page_table(): -EFAULT where nothing could fault in. */
+	w->hole_status = -ENOENT;
+	if ((w->flags & NP_WALK_LEGACY) && (!vma->vm_ops || !vma->vm_ops->fault))
+		w->hole_status = -EFAULT;
+
+	for (; addr != end; pgdp++, addr = next) {
+		next = pgd_addr_end(addr, end);
+		pgd = np_pgdp_get(pgdp);
+		if (pgd_none(pgd) || pgd_bad(pgd)) {
+			if (!np_walk_hole(w, addr, next))
+				return false;
+		} else if (!np_walk_p4ds(w, pgdp, addr, next)) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/**
+ * np_walk_begin - lock @w->mm for a walk
+ * Return: 0, or -EINTR when a fatal signal arrived while waiting.
+ */
+int np_walk_begin(struct np_walk *w)
+{
+	if (mmap_read_lock_killable(w->mm))
+		return -EINTR;
+	rcu_read_lock();
+	return 0;
+}
+
+void np_walk_end(struct np_walk *w)
+{
+	rcu_read_unlock();
+	mmap_read_unlock(w->mm);
+}
+
+/**
+ * np_walk_range - hand the runs of [@start, @end) to @w->emit
+ * @w: the walk, between np_walk_begin() and np_walk_end()
+ * @start: page-aligned first address
+ * @end: page-aligned end, > @start
+ *
+ * Return: true when every page was handed over; false when the consumer
+ * or the budget stopped the walk: @w->next is where to resume.
+ */
+bool np_walk_range(struct np_walk *w, unsigned long start, unsigned long end)
+{
+	struct vm_area_struct *vma;
+	unsigned long addr = start, vend;
+
+	w->stopped = false;
+	w->cur.nr_pages = 0;
+	w->next = start;
+	while (addr < end) {
+		vma = find_vma(w->mm, addr);
+		if (!vma || vma->vm_start >= end) {
+			vend = end;
+		} else if (vma->vm_start > addr) {
+			vend = vma->vm_start;
+		} else {
+			vend = min(end, vma->vm_end);
+			if (!np_walk_vma(w, vma, addr, vend))
+				return false;
+			addr = vend;
+			continue;
+		}
+		/* No VMA: -EFAULT, as vma_lookup() failing in the syscall. */
+		w->vma_kind = 0;
+		if (!np_walk_add(w, addr, (vend - addr) >> PAGE_SHIFT, 0, -EFAULT,
+				 NUMAPLACE_KIND_NOVMA))
+			return false;
+		addr = vend;
+	}
+	if (!np_walk_flush(w))
+		return false;
+	w->next = end;
+	return true;
+}

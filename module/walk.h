@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * numaplace: the run walker. It turns a virtual range of one mm into runs:
+ * maximal stretches of consecutive pages with the same answer (node or
+ * errno, as move_pages(2) gives it) and the same kind. Every page-table
+ * locking rule of every supported kernel lives in walk.c.
+ */
+#ifndef _NUMAPLACE_WALK_H
+#define _NUMAPLACE_WALK_H
+
+#include <linux/mm_types.h>
+
+#include "numaplace.h"
+
+/**
+ * struct np_run - pages with one answer
+ * @start: address of the first page
+ * @nr_pages: number of base pages
+ * @pfn: pfn of the first page when NUMAPLACE_KIND_PRESENT, else 0
+ * @status: node id, or -ENOENT / -EFAULT as move_pages(2) answers
+ * @kind: NUMAPLACE_KIND_* flags
+ */
+struct np_run {
+	unsigned long start;
+	unsigned long nr_pages;
+	unsigned long pfn;
+	int status;
+	u32 kind;
+};
+
+struct np_walk;
+
+/*
+ * The consumer of runs. Returns how many of @run's pages it took; fewer
+ * than @run->nr_pages stops the walk there. Called with the mmap lock,
+ * RCU and possibly a page-table spinlock held: it must not sleep or touch
+ * user memory.
+ */
+typedef unsigned long (*np_walk_emit_fn)(struct np_walk *w,
+					 const struct np_run *run);
+
+/* np_walk.flags */
+#define NP_WALK_LEGACY		BIT(0)	/* answer as 6.1's follow_page() */
+#define NP_WALK_PFN_CONTIG	BIT(1)	/* split runs where pfns jump */
+
+/**
+ * struct np_walk - one walk over one mm; the consumer embeds it
+ * @mm: the mm, with a reference held by the caller
+ * @flags: NP_WALK_*
+ * @emit: the consumer
+ * @budget: pages the walk may still visit before it stops (bounds how long
+ *	the mmap lock is held); the caller refills it per np_walk_begin()
+ * @next: out, the first address not handed to @emit
+ */
+struct np_walk {
+	struct mm_struct *mm;
+	unsigned int flags;
+	np_walk_emit_fn emit;
+	unsigned long budget;
+	unsigned long next;
+	/* private to walk.c */
+	struct np_run cur;		/* pending run, not yet emitted */
+	u32 vma_kind;			/* ANON/FILE/HUGETLB of the current VMA */
+	int hole_status;		/* answer for nothing mapped in that VMA */
+	bool stopped;
+	struct np_nodemap_cache nm;
+};
+
+int np_walk_begin(struct np_walk *w);
+bool np_walk_range(struct np_walk *w, unsigned long start, unsigned long end);
+void np_walk_end(struct np_walk *w);
+
+#endif /* _NUMAPLACE_WALK_H */
