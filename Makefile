@@ -32,9 +32,11 @@ LIB_SRC  := $(wildcard tools/lib/*.c)
 CLI_SRC  := $(wildcard tools/numaplace/*.c)
 TEST_SRC := $(wildcard selftests/*.c)
 TESTS    := $(patsubst selftests/%.c,$(BUILD)/selftests/%,$(TEST_SRC))
+BENCH_SRC := $(wildcard tools/bench/*.c)
+BENCHES  := $(patsubst tools/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 MOD_SRC  := Kbuild $(wildcard module/*.c module/*.h uapi/linux/*.h)
 
-.PHONY: all modules modules-all tools deps check demo bench clean
+.PHONY: all modules modules-all tools deps check checkpatch demo bench clean
 all: modules tools
 
 # kbuild builds in the source tree; a copy per kernel keeps two kernels'
@@ -52,7 +54,7 @@ modules-all:
 tools: $(BUILD)/lib/libnumaplace.so $(BUILD)/lib/libnumaplace.a \
        $(BUILD)/bin/numaplace $(TESTS)
 
-$(BUILD)/lib/%.o: tools/lib/%.c tools/lib/numaplace.h uapi/linux/numaplace.h
+$(BUILD)/lib/%.o: tools/lib/%.c $(wildcard tools/lib/*.h) uapi/linux/numaplace.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
 
@@ -75,11 +77,31 @@ $(BUILD)/selftests/%: selftests/%.c selftests/np_test.h $(KSFT)/kselftest_harnes
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -o $@ $< -L$(BUILD)/lib -lnumaplace -lpthread
 
+# The benchmarks run in the guest (tools/vm/run copies $(BUILD)/bench/*).
+$(BUILD)/bench/%: tools/bench/%.c tools/lib/numaplace.h uapi/linux/numaplace.h $(BUILD)/lib/libnumaplace.so
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< -L$(BUILD)/lib -lnumaplace
+
 deps:
 	tools/deps.sh
 
+# Kernel coding style for the module and the ABI (checkpatch.pl comes from
+# linux-source, see tools/deps.sh). The compat header compares kernel
+# versions on purpose.
+checkpatch:
+	perl $(BUILD)/checkpatch/checkpatch.pl --no-tree --terse -f \
+		--ignore LINUX_VERSION_CODE,CONSTANT_COMPARISON \
+		$(wildcard module/*.c module/*.h) uapi/linux/numaplace.h
+
 check: modules-all tools
 	tools/vm/check $(KERNELS)
+
+# Every kernel is benchmarked even when one fails; the status says if any did.
+bench: modules-all tools $(BENCHES)
+	@rc=0; for k in $(KERNELS); do \
+		echo "=== bench: kernel $$k"; \
+		tools/vm/run --kernel $$k -- /usr/libexec/numaplace/bench/query || rc=1; \
+	done; exit $$rc
 
 demo: deps
 	$(MAKE) modules-all tools

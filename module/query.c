@@ -66,35 +66,43 @@ static bool np_query_extends(const struct numaplace_run *last,
 	       last->start + (last->nr_pages << PAGE_SHIFT) == run->start;
 }
 
+/* Record @n pages of @run in the runs buffer. false: no room now. */
+static bool np_query_add_run(struct np_query *q, const struct np_run *run,
+			     unsigned long n)
+{
+	struct numaplace_run *last = q->nr_runs ? &q->runs[q->nr_runs - 1] : NULL;
+
+	if (last && np_query_extends(last, run)) {
+		last->nr_pages += n;
+		return true;
+	}
+	if (!q->runs_room) {
+		q->runs_full = true;
+		return false;
+	}
+	if (q->nr_runs == NP_QUERY_RUNS_CHUNK)
+		return false;	/* copy out, then go on */
+	q->runs[q->nr_runs++] = (struct numaplace_run){
+		.start = run->start,
+		.nr_pages = n,
+		.node = run->status,
+		.kind = run->kind,
+	};
+	q->runs_room--;
+	return true;
+}
+
 static unsigned long np_query_emit(struct np_walk *w, const struct np_run *run)
 {
 	struct np_query *q = container_of(w, struct np_query, w);
 	unsigned long n = run->nr_pages, idx = 0, i;
-	struct numaplace_run *last;
 
 	if (q->status) {
 		idx = (run->start - q->st_base) >> PAGE_SHIFT;
 		n = min(n, q->st_len - idx);
 	}
-	if (q->runs) {
-		last = q->nr_runs ? &q->runs[q->nr_runs - 1] : NULL;
-		if (last && np_query_extends(last, run)) {
-			last->nr_pages += n;
-		} else if (!q->runs_room) {
-			q->runs_full = true;
-			return 0;
-		} else if (q->nr_runs == NP_QUERY_RUNS_CHUNK) {
-			return 0;	/* copy out, then go on */
-		} else {
-			q->runs[q->nr_runs++] = (struct numaplace_run){
-				.start = run->start,
-				.nr_pages = n,
-				.node = run->status,
-				.kind = run->kind,
-			};
-			q->runs_room--;
-		}
-	}
+	if (q->runs && !np_query_add_run(q, run, n))
+		return 0;
 	if (q->status)
 		for (i = 0; i < n; i++)
 			q->status[idx + i] = run->status;

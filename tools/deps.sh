@@ -38,7 +38,8 @@ for p in "${pkgs[@]}"; do
 		missing+=("$p")
 done
 need_src=0
-[ -f "$build/ksft/kselftest_harness.h" ] || need_src=1
+[ -f "$build/ksft/kselftest_harness.h" ] && [ -f "$build/checkpatch/checkpatch.pl" ] ||
+	need_src=1
 
 if [ ${#missing[@]} -gt 0 ] || [ "$need_src" = 1 ] || [ "${fresh:-0}" = 1 ]; then
 	apt-get update -qq
@@ -49,8 +50,9 @@ if [ ${#missing[@]} -gt 0 ]; then
 		--no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# kselftest_harness.h and kselftest.h come from Debian's linux-source-6.1,
-# extracted into the build directory (never into the repository).
+# kselftest_harness.h and kselftest.h (and checkpatch.pl, for `make
+# checkpatch`) come from Debian's linux-source-6.1, extracted into the
+# build directory (never into the repository).
 if [ "$need_src" = 1 ]; then
 	tmp=$(mktemp -d)
 	chmod 755 "$tmp" # apt-get download runs as _apt
@@ -59,11 +61,16 @@ if [ "$need_src" = 1 ]; then
 		die "apt-get download linux-source-6.1 failed"
 	dpkg-deb --fsys-tarfile "$tmp"/linux-source-6.1_*.deb |
 		tar -x -C "$tmp" --wildcards './usr/src/linux-source-6.1.tar.xz'
-	mkdir -p "$build/ksft"
-	tar -xJf "$tmp/usr/src/linux-source-6.1.tar.xz" -C "$tmp" \
-		linux-source-6.1/tools/testing/selftests/kselftest.h \
-		linux-source-6.1/tools/testing/selftests/kselftest_harness.h
-	cp "$tmp"/linux-source-6.1/tools/testing/selftests/kselftest*.h "$build/ksft/"
-	echo "deps: kselftest headers in $build/ksft"
+	mkdir -p "$build/ksft" "$build/checkpatch"
+	src=linux-source-6.1
+	tar -xJf "$tmp/usr/src/$src.tar.xz" -C "$tmp" \
+		$src/tools/testing/selftests/kselftest.h \
+		$src/tools/testing/selftests/kselftest_harness.h \
+		$src/scripts/checkpatch.pl $src/scripts/spelling.txt \
+		$src/scripts/const_structs.checkpatch $src/.clang-format
+	cp "$tmp"/$src/tools/testing/selftests/kselftest*.h "$build/ksft/"
+	cp "$tmp"/$src/scripts/{checkpatch.pl,spelling.txt,const_structs.checkpatch} \
+		"$tmp/$src/.clang-format" "$build/checkpatch/"
+	echo "deps: kselftest headers in $build/ksft, checkpatch in $build/checkpatch"
 fi
 echo "deps: ok"
