@@ -278,6 +278,7 @@ static int np_query_put_totals(struct np_query *q, struct numaplace_query *a)
 static int np_query_run(struct np_query *q, struct numaplace_query *a)
 {
 	unsigned int nr_nodes = max_t(unsigned int, nr_node_ids, a->node_pages_len);
+	s32 *status = NULL;
 	u64 *addrs = NULL;
 	int ret = -ENOMEM;
 
@@ -285,17 +286,19 @@ static int np_query_run(struct np_query *q, struct numaplace_query *a)
 	if (!q->node_pages)
 		return -ENOMEM;
 	if (a->flags & NUMAPLACE_QUERY_PAGES || a->status_ptr) {
-		q->status = kmalloc_array(NP_QUERY_STATUS_CHUNK, sizeof(s32),
-					  GFP_KERNEL);
-		if (!q->status)
+		status = kmalloc_array(NP_QUERY_STATUS_CHUNK, sizeof(s32),
+				       GFP_KERNEL);
+		if (!status)
 			goto free_node_pages;
 	}
+	/* Array mode points q->status into the buffer per stretch. */
+	q->status = status;
 	if (a->flags & NUMAPLACE_QUERY_PAGES) {
 		addrs = kmalloc_array(NP_QUERY_ADDR_CHUNK, sizeof(u64),
 				      GFP_KERNEL);
 		if (!addrs)
 			goto free_status;
-		ret = np_query_array(q, a, addrs, q->status);
+		ret = np_query_array(q, a, addrs, status);
 		kfree(addrs);
 	} else {
 		if (a->runs_ptr) {
@@ -312,7 +315,7 @@ static int np_query_run(struct np_query *q, struct numaplace_query *a)
 	if (!ret || ret == -EINTR)
 		ret = np_query_put_totals(q, a) ?: ret;
 free_status:
-	kfree(q->status);
+	kfree(status);
 free_node_pages:
 	kfree(q->node_pages);
 	return ret;
