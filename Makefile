@@ -100,7 +100,8 @@ check: modules-all tools
 bench: modules-all tools $(BENCHES)
 	@rc=0; for k in $(KERNELS); do \
 		echo "=== bench: kernel $$k"; \
-		tools/vm/run --kernel $$k -- /usr/libexec/numaplace/bench/query || rc=1; \
+		NP_BUILD=$(BUILD) tools/vm/run --kernel $$k -- \
+			/usr/libexec/numaplace/bench/query || rc=1; \
 	done; exit $$rc
 
 demo: deps

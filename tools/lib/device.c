@@ -9,9 +9,8 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "lib.h"
 #include "numaplace.h"
-
-#define NP_EXPORT __attribute__((visibility("default")))
 
 static pthread_once_t np_once = PTHREAD_ONCE_INIT;
 static int np_dev_fd = -ENOENT;

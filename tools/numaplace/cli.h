@@ -8,6 +8,8 @@ enum np_exit {
 	NP_EXIT_FAIL = 1,	/* the operation failed */
 	NP_EXIT_USAGE = 2,	/* bad command line */
 	NP_EXIT_NODEV = 3,	/* /dev/numaplace missing or incompatible */
+	NP_EXIT_PERM = 4,	/* not allowed to look at the process */
+	NP_EXIT_NOPROC = 5,	/* no such process */
 };
 
 struct np_cmd {
@@ -17,5 +19,6 @@ struct np_cmd {
 };
 
 int np_cmd_info(int argc, char **argv);
+int np_cmd_query(int argc, char **argv);
 
 #endif

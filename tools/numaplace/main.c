@@ -10,6 +10,8 @@
 
 static const struct np_cmd np_cmds[] = {
 	{ "info", np_cmd_info, "show the module's ABI, features and nodes" },
+	{ "query", np_cmd_query,
+	  "show on which nodes a process's pages are (per VMA, runs)" },
 };
 
 static void np_usage(FILE *out)

@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: LGPL-2.1 OR GPL-2.0
+/*
+ * libnumaplace: where are a process's pages? NUMAPLACE_IOC_QUERY in its two
+ * modes, and move_pages(2) with the syscall's exact contract on top of it.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <linux/mempolicy.h>
+
+#include "lib.h"
+#include "numaplace.h"
+
+/* The flags move_pages(2) accepts; any other bit is -EINVAL. */
+#define NP_MOVE_PAGES_FLAGS	(MPOL_MF_MOVE | MPOL_MF_MOVE_ALL)
+
+static pthread_once_t np_query_once = PTHREAD_ONCE_INIT;
+/* INFO's features when the device answers QUERY, else 0: set once. */
+static __u64 np_query_features;
+
+static void np_query_probe(void)
+{
+	struct numaplace_info info;
+	int saved_errno = errno;
+
+	if (!numaplace_info(&info) &&
+	    info.abi_version == NUMAPLACE_ABI_VERSION &&
+	    (info.ioctls & (1ULL << NUMAPLACE_CMD_QUERY)) &&
+	    (info.features & NUMAPLACE_FEAT_QUERY))
+		np_query_features = info.features;
+	/* The probe is invisible: a missing device must not leave ENOENT. */
+	errno = saved_errno;
+}
+
+static __u64 np_query_feature_mask(void)
+{
+	pthread_once(&np_query_once, np_query_probe);
+	return np_query_features;
+}
+
+static long np_sys_move_pages(int pid, unsigned long count, void **pages,
+			      const int *nodes, int *status, int flags)
+{
+	return syscall(SYS_move_pages, pid, count, pages, nodes, status, flags);
+}
+
+/*
+ * Errors by which the module says "not this request" rather than giving
+ * the syscall's answer: the real syscall then answers. EINTR is a signal
+ * that cut the walk short; ENOMEM is the module's own buffer, not an
+ * answer move_pages(2) would give for a query; EBADF is a program that
+ * closed every descriptor, ours included.
+ */
+static int np_query_fallback(int err, int pid)
+{
+	switch (err) {
+	case EINTR:
+	case EBADF:
+	case ENOTTY:
+	case EOPNOTSUPP:
+	case E2BIG:
+	case ENOMEM:
+	case ENODEV:
+	case ENXIO:
+		return 1;
+	case EPERM:
+		/*
+		 * Without the exact ptrace check the module is stricter than
+		 * the syscall for another process: let the kernel decide.
+		 */
+		return pid && pid != getpid() &&
+		       !(np_query_features & NUMAPLACE_FEAT_PTRACE_EXACT);
+	}
+	return 0;
+}
+
+NP_EXPORT long numaplace_move_pages(int pid, unsigned long count,
+				    void **pages, const int *nodes,
+				    int *status, int flags)
+{
+	struct numaplace_query q;
+	int saved_errno = errno;
+	long ret;
+
+	/*
+	 * Move mode, a call with nothing to answer, NULL arrays (the syscall
+	 * faults on them after its pid checks) and 32-bit pointers (pages[]
+	 * is not an array of __u64 there) all go to the real syscall.
+	 */
+	if (nodes || !count || !pages || !status ||
+	    sizeof(void *) != sizeof(__u64) ||
+	    !(np_query_feature_mask() & NUMAPLACE_FEAT_QUERY))
+		return np_sys_move_pages(pid, count, pages, nodes, status,
+					 flags);
+
+	/* kernel_move_pages()'s own checks, in its order. */
+	if (flags & ~NP_MOVE_PAGES_FLAGS) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (flags & MPOL_MF_MOVE_ALL) {
+		/* Its CAP_SYS_NICE, pid and ptrace answers, for no pages. */
+		ret = np_sys_move_pages(pid, 0, NULL, NULL, NULL, flags);
+		if (ret)
+			return ret;
+	}
+
+	memset(&q, 0, sizeof(q));
+	q.size = sizeof(q);
+	q.flags = NUMAPLACE_QUERY_PAGES | NUMAPLACE_QUERY_AS_SYSCALL;
+	q.pid = pid;
+	q.pages_ptr = (uintptr_t)pages;
+	q.count = count;
+	q.status_ptr = (uintptr_t)status;
+	if (!ioctl(numaplace_fd(), NUMAPLACE_IOC_QUERY, &q)) {
+		errno = saved_errno;
+		return 0;
+	}
+	if (np_query_fallback(errno, pid)) {
+		errno = saved_errno;
+		return np_sys_move_pages(pid, count, pages, nodes, status,
+					 flags);
+	}
+	return -1;
+}
+
+static void np_query_range_init(struct numaplace_query *q, int pid,
+				const void *start, size_t len)
+{
+	memset(q, 0, sizeof(*q));
+	q->size = sizeof(*q);
+	q->pid = pid;
+	q->start = (uintptr_t)start;
+	q->len = len;
+}
+
+NP_EXPORT int numaplace_query_runs(int pid, const void *start, size_t len,
+				   struct numaplace_run *runs, size_t cap,
+				   size_t *nr_runs, size_t *done)
+{
+	struct numaplace_query q;
+	int ret;
+
+	/* No buffer would answer the whole range and return no runs. */
+	if (!runs || !cap)
+		return -EINVAL;
+	np_query_range_init(&q, pid, start, len);
+	q.runs_ptr = (uintptr_t)runs;
+	q.runs_cap = cap > UINT32_MAX ? UINT32_MAX : cap;
+	ret = numaplace_ioctl(NUMAPLACE_IOC_QUERY, &q);
+	if (ret)
+		return ret;
+	if (nr_runs)
+		*nr_runs = q.nr_runs;
+	if (done)
+		*done = q.done;
+	return 0;
+}
+
+NP_EXPORT int numaplace_query_totals(int pid, const void *start, size_t len,
+				     __u64 *node_pages, size_t nr_nodes,
+				     __u64 *unplaced)
+{
+	struct numaplace_query q;
+	int ret;
+
+	if (!node_pages)
+		nr_nodes = 0;
+	if (nr_nodes)
+		memset(node_pages, 0, nr_nodes * sizeof(*node_pages));
+	np_query_range_init(&q, pid, start, len);
+	q.node_pages_ptr = (uintptr_t)node_pages;
+	/* No node id reaches NUMAPLACE_MAX_NODES: entries past it stay 0. */
+	q.node_pages_len = nr_nodes > NUMAPLACE_MAX_NODES ?
+			   NUMAPLACE_MAX_NODES : nr_nodes;
+	ret = numaplace_ioctl(NUMAPLACE_IOC_QUERY, &q);
+	if (ret)
+		return ret;
+	if (unplaced)
+		*unplaced = q.nr_unplaced;
+	return 0;
+}

@@ -1,0 +1,698 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * numaplace query: on which nodes are a process's pages? One row per VMA
+ * (or per piece of a range), totals per node and, on request, the runs.
+ *
+ *   numaplace query [-p PID] [START-END | START+LEN | --all] [--json] [--runs]
+ *
+ * Addresses and lengths are hex, as in /proc/PID/maps.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "numaplace.h"
+
+/* Runs fetched per ioctl: 24 KiB of buffer; longer lists are resumed. */
+#define NP_RUNS_BATCH	1024
+
+/* One row of the table: a VMA, the part of it in the range, or a gap. */
+struct np_row {
+	unsigned long long start, end;	/* [start, end), page aligned */
+	char perms[8];
+	char *name;
+	__u64 *node_pages;		/* nr_nodes entries */
+	__u64 unplaced;
+};
+
+struct np_query_cmd {
+	int pid;			/* 0: the caller (this tool) */
+	int all, json, runs;
+	int has_range;
+	unsigned long long start, end;	/* the range, when has_range */
+	struct numaplace_info info;
+	unsigned int nr_nodes;		/* info.nr_node_ids, at least 1 */
+	unsigned char *show_node;	/* nr_nodes flags: node has a column */
+	struct np_row *rows;
+	size_t nr_rows, cap_rows;
+	__u64 *total;			/* nr_nodes entries */
+	__u64 total_unplaced;
+};
+
+static const struct {
+	unsigned int bit;
+	const char *name;
+} np_kind_names[] = {
+	{ NUMAPLACE_KIND_PRESENT, "present" },
+	{ NUMAPLACE_KIND_PMD, "pmd" },
+	{ NUMAPLACE_KIND_PUD, "pud" },
+	{ NUMAPLACE_KIND_HUGETLB, "hugetlb" },
+	{ NUMAPLACE_KIND_ZERO, "zero" },
+	{ NUMAPLACE_KIND_ANON, "anon" },
+	{ NUMAPLACE_KIND_FILE, "file" },
+	{ NUMAPLACE_KIND_SWAP, "swap" },
+	{ NUMAPLACE_KIND_MIGRATION, "migration" },
+	{ NUMAPLACE_KIND_NONE, "none" },
+	{ NUMAPLACE_KIND_NOVMA, "novma" },
+	{ NUMAPLACE_KIND_SPECIAL, "special" },
+	{ NUMAPLACE_KIND_PROTNONE, "protnone" },
+	{ NUMAPLACE_KIND_OTHER, "other" },
+};
+
+/* The errnos a run's node can hold (move_pages' status[] values). */
+static const struct {
+	int err;
+	const char *name;
+} np_errno_names[] = {
+	{ ENOENT, "ENOENT" }, { EFAULT, "EFAULT" }, { EACCES, "EACCES" },
+	{ EBUSY, "EBUSY" },   { ENOMEM, "ENOMEM" }, { ENODEV, "ENODEV" },
+	{ EPERM, "EPERM" },   { EINVAL, "EINVAL" }, { EIO, "EIO" },
+};
+
+#define NP_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+static void np_query_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: numaplace query [-p PID] [RANGE | --all] [--json] [--runs]\n"
+		"\n"
+		"  -p, --pid PID  the process to look at (default: numaplace itself)\n"
+		"  RANGE          START-END or START+LEN, in hex as /proc/PID/maps\n"
+		"  --all          every VMA of the process (the default)\n"
+		"  --json         print JSON instead of a table\n"
+		"  --runs         also list the runs: start, pages, node, kind\n"
+		"\n"
+		"exit status: %d ok, %d failed, %d usage, %d no device or no query\n"
+		"support, %d permission denied, %d no such process\n",
+		NP_EXIT_OK, NP_EXIT_FAIL, NP_EXIT_USAGE, NP_EXIT_NODEV,
+		NP_EXIT_PERM, NP_EXIT_NOPROC);
+}
+
+/* The exit status for a failed ioctl or /proc read. */
+static int np_exit_of(int err)
+{
+	switch (err) {
+	case ESRCH:
+		return NP_EXIT_NOPROC;
+	case EPERM:
+	case EACCES:
+		return NP_EXIT_PERM;
+	case ENOTTY:
+	case EOPNOTSUPP:
+		return NP_EXIT_NODEV;
+	}
+	return NP_EXIT_FAIL;
+}
+
+static const char *np_errno_name(int err)
+{
+	size_t i;
+
+	for (i = 0; i < NP_ARRAY_SIZE(np_errno_names); i++)
+		if (np_errno_names[i].err == err)
+			return np_errno_names[i].name;
+	return NULL;
+}
+
+static int np_parse_hex(const char *s, char **end, unsigned long long *val)
+{
+	if (!isxdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	*val = strtoull(s, end, 16);
+	return errno ? -errno : 0;
+}
+
+/* START-END or START+LEN, hex; the result is widened to whole pages. */
+static int np_parse_range(struct np_query_cmd *c, const char *s)
+{
+	unsigned long long a, b, mask = sysconf(_SC_PAGESIZE) - 1;
+	char *end, sep;
+
+	if (np_parse_hex(s, &end, &a) || (*end != '-' && *end != '+'))
+		return -EINVAL;
+	sep = *end;
+	if (np_parse_hex(end + 1, &end, &b) || *end)
+		return -EINVAL;
+	if (sep == '+') {
+		if (b > ~0ULL - a)
+			return -ERANGE;
+		b += a;
+	}
+	if (b <= a)
+		return -ERANGE;
+	c->start = a & ~mask;
+	/* An end in the top page (as in 0-ffffffffffffffff) stops below it. */
+	c->end = b > (~0ULL & ~mask) ? ~0ULL & ~mask : (b + mask) & ~mask;
+	if (c->end <= c->start)
+		return -ERANGE;
+	c->has_range = 1;
+	return 0;
+}
+
+static int np_add_row(struct np_query_cmd *c, unsigned long long start,
+		      unsigned long long end, const char *perms,
+		      const char *name)
+{
+	struct np_row *row;
+
+	if (c->nr_rows == c->cap_rows) {
+		size_t cap = c->cap_rows ? 2 * c->cap_rows : 64;
+		struct np_row *rows = realloc(c->rows, cap * sizeof(*rows));
+
+		if (!rows)
+			return -ENOMEM;
+		c->rows = rows;
+		c->cap_rows = cap;
+	}
+	row = &c->rows[c->nr_rows];
+	memset(row, 0, sizeof(*row));
+	row->start = start;
+	row->end = end;
+	snprintf(row->perms, sizeof(row->perms), "%s", perms);
+	row->name = strdup(name);
+	row->node_pages = calloc(c->nr_nodes, sizeof(__u64));
+	if (!row->name || !row->node_pages) {
+		free(row->name);
+		free(row->node_pages);
+		return -ENOMEM;
+	}
+	c->nr_rows++;
+	return 0;
+}
+
+/*
+ * Add the row of one VMA from /proc/PID/maps; with a range, only its part
+ * in the range, and the hole before it as a "[no vma]" row. *@cursor is
+ * where the rows so far end.
+ */
+static int np_add_vma(struct np_query_cmd *c, unsigned long long start,
+		      unsigned long long end, const char *perms,
+		      const char *name, unsigned long long *cursor)
+{
+	int ret;
+
+	if (c->has_range) {
+		if (end <= c->start || start >= c->end)
+			return 0;
+		if (start < c->start)
+			start = c->start;
+		if (end > c->end)
+			end = c->end;
+		if (start > *cursor) {
+			ret = np_add_row(c, *cursor, start, "----", "[no vma]");
+			if (ret)
+				return ret;
+		}
+	}
+	*cursor = end;
+	return np_add_row(c, start, end, perms, name);
+}
+
+static int np_read_maps(struct np_query_cmd *c)
+{
+	unsigned long long start, end, cursor = c->start;
+	char path[64], perms[8], *line = NULL, *name;
+	size_t line_cap = 0;
+	int ret = 0, n;
+	FILE *f;
+
+	if (c->pid)
+		snprintf(path, sizeof(path), "/proc/%d/maps", c->pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/maps");
+	f = fopen(path, "re");
+	if (!f) {
+		ret = -errno;
+		/* The process is gone or never was: say so, as the ioctl. */
+		if (ret == -ENOENT)
+			ret = -ESRCH;
+		fprintf(stderr, "numaplace: %s: %s\n", path, strerror(-ret));
+		return ret;
+	}
+	while (!ret && getline(&line, &line_cap, f) > 0) {
+		line[strcspn(line, "\n")] = 0;
+		n = 0;
+		if (sscanf(line, "%llx-%llx %7s %*x %*x:%*x %*u %n", &start,
+			   &end, perms, &n) < 3 || !n) {
+			fprintf(stderr, "numaplace: %s: cannot parse '%s'\n",
+				path, line);
+			ret = -EIO;
+			break;
+		}
+		name = line + n;
+		ret = np_add_vma(c, start, end, perms, name, &cursor);
+	}
+	if (!ret && ferror(f)) {
+		ret = -errno;
+		fprintf(stderr, "numaplace: %s: %s\n", path, strerror(-ret));
+	}
+	if (!ret && c->has_range && cursor < c->end)
+		ret = np_add_row(c, cursor, c->end, "----", "[no vma]");
+	if (ret == -ENOMEM)
+		fprintf(stderr, "numaplace: out of memory\n");
+	free(line);
+	fclose(f);
+	return ret;
+}
+
+/* Per-node totals of every row, one ioctl each; sums and columns. */
+static int np_query_rows(struct np_query_cmd *c)
+{
+	unsigned int n;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < c->nr_rows; i++) {
+		struct np_row *row = &c->rows[i];
+
+		ret = numaplace_query_totals(c->pid,
+					     (void *)(uintptr_t)row->start,
+					     row->end - row->start,
+					     row->node_pages, c->nr_nodes,
+					     &row->unplaced);
+		if (ret) {
+			fprintf(stderr, "numaplace: query %llx-%llx (%s): %s\n",
+				row->start, row->end, row->name,
+				strerror(-ret));
+			return ret;
+		}
+		for (n = 0; n < c->nr_nodes; n++) {
+			c->total[n] += row->node_pages[n];
+			if (row->node_pages[n])
+				c->show_node[n] = 1;
+		}
+		c->total_unplaced += row->unplaced;
+	}
+	return 0;
+}
+
+static void np_json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char ch = *s;
+
+		if (ch == '"' || ch == '\\')
+			printf("\\%c", ch);
+		else if (ch < 0x20)
+			printf("\\u%04x", ch);
+		else
+			putchar(ch);
+	}
+	putchar('"');
+}
+
+static void np_print_kind(unsigned int kind, int json)
+{
+	const char *sep = "";
+	size_t i;
+
+	for (i = 0; i < NP_ARRAY_SIZE(np_kind_names); i++) {
+		if (!(kind & np_kind_names[i].bit))
+			continue;
+		printf(json ? "%s\"%s\"" : "%s%s", sep, np_kind_names[i].name);
+		sep = json ? ", " : ",";
+		kind &= ~np_kind_names[i].bit;
+	}
+	if (kind)
+		printf(json ? "%s\"%#x\"" : "%s%#x", sep, kind);
+	else if (!json && !*sep)
+		printf("-");
+}
+
+static void np_print_run(const struct numaplace_run *r, int json, int first)
+{
+	const char *err = r->node < 0 ? np_errno_name(-r->node) : NULL;
+
+	if (!json) {
+		printf("%16llx %10llu ", (unsigned long long)r->start,
+		       (unsigned long long)r->nr_pages);
+		if (r->node >= 0)
+			printf("%8d  ", r->node);
+		else if (err)
+			printf("%8s  ", err);
+		else
+			printf("%8d  ", r->node);
+		np_print_kind(r->kind, 0);
+		putchar('\n');
+		return;
+	}
+	printf("%s\n        { \"start\": \"%#llx\", \"pages\": %llu, \"node\": %d, ",
+	       first ? "" : ",",
+	       (unsigned long long)r->start, (unsigned long long)r->nr_pages,
+	       r->node);
+	if (r->node < 0) {
+		if (err)
+			printf("\"error\": \"%s\", ", err);
+		else
+			printf("\"error\": \"errno %d\", ", -r->node);
+	}
+	printf("\"kind\": [");
+	np_print_kind(r->kind, 1);
+	printf("] }");
+}
+
+/* Fetch and print the runs of one row, resuming while the buffer fills. */
+static int np_print_row_runs(const struct np_query_cmd *c,
+			     const struct np_row *row,
+			     struct numaplace_run *buf)
+{
+	unsigned long long addr = row->start;
+	size_t nr, done, i;
+	int ret, first = 1;
+
+	while (addr < row->end) {
+		ret = numaplace_query_runs(c->pid, (void *)(uintptr_t)addr,
+					   row->end - addr, buf,
+					   NP_RUNS_BATCH, &nr, &done);
+		if (!ret && (!done || done > (row->end - addr) /
+					     c->info.page_size))
+			ret = -EIO;	/* the module made no sense */
+		if (ret) {
+			fflush(stdout);
+			fprintf(stderr, "numaplace: runs of %llx-%llx: %s\n",
+				addr, row->end, strerror(-ret));
+			return ret;
+		}
+		for (i = 0; i < nr; i++, first = 0)
+			np_print_run(&buf[i], c->json, first);
+		addr += (unsigned long long)done * c->info.page_size;
+	}
+	return 0;
+}
+
+static void np_json_node_pages(const struct np_query_cmd *c,
+			       const __u64 *pages)
+{
+	const char *sep = "";
+	unsigned int n;
+
+	printf("{ ");
+	for (n = 0; n < c->nr_nodes; n++) {
+		if (!c->show_node[n])
+			continue;
+		printf("%s\"%u\": %llu", sep, n, (unsigned long long)pages[n]);
+		sep = ", ";
+	}
+	printf(" }");
+}
+
+static int np_print_json(const struct np_query_cmd *c,
+			 struct numaplace_run *buf)
+{
+	const char *sep = "";
+	unsigned int n;
+	size_t i;
+	int ret;
+
+	printf("{\n  \"pid\": %d,\n  \"page_size\": %u,\n  \"nodes\": [",
+	       c->pid ? c->pid : (int)getpid(), c->info.page_size);
+	for (n = 0; n < c->nr_nodes; n++) {
+		if (!c->show_node[n])
+			continue;
+		printf("%s%u", sep, n);
+		sep = ", ";
+	}
+	printf("],\n  \"vmas\": [");
+	for (i = 0; i < c->nr_rows; i++) {
+		const struct np_row *row = &c->rows[i];
+
+		printf("%s\n    { \"start\": \"%#llx\", \"end\": \"%#llx\", \"perms\": ",
+		       i ? "," : "", row->start, row->end);
+		np_json_str(row->perms);
+		printf(", \"name\": ");
+		np_json_str(row->name);
+		printf(",\n      \"pages\": ");
+		np_json_node_pages(c, row->node_pages);
+		printf(", \"unplaced\": %llu",
+		       (unsigned long long)row->unplaced);
+		if (c->runs) {
+			printf(",\n      \"runs\": [");
+			ret = np_print_row_runs(c, row, buf);
+			if (ret)
+				return ret;
+			printf("\n      ]");
+		}
+		printf(" }");
+	}
+	printf("\n  ],\n  \"total\": { \"pages\": ");
+	np_json_node_pages(c, c->total);
+	printf(", \"unplaced\": %llu }\n}\n",
+	       (unsigned long long)c->total_unplaced);
+	return 0;
+}
+
+/* Bytes of @pages in the largest binary unit that keeps a digit. */
+static void np_print_size(__u64 pages, unsigned int page_size)
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB",
+					     "PiB", "EiB" };
+	double size = (double)pages * page_size / 1024;
+	size_t u = 0;
+
+	while (size >= 1024 && u < NP_ARRAY_SIZE(units) - 1) {
+		size /= 1024;
+		u++;
+	}
+	printf("%8.1f %s", size, units[u]);
+}
+
+static int np_digits(__u64 v)
+{
+	int d = 1;
+
+	while (v >= 10) {
+		v /= 10;
+		d++;
+	}
+	return d;
+}
+
+static void np_print_table(const struct np_query_cmd *c)
+{
+	int width = 0, num = (int)strlen("UNPLACED");
+	unsigned int n;
+	char addr[40];
+	size_t i;
+
+	/* The totals are the largest numbers: they set the column width. */
+	for (n = 0; n < c->nr_nodes; n++)
+		if (c->show_node[n] && np_digits(c->total[n]) > num)
+			num = np_digits(c->total[n]);
+	if (np_digits(c->total_unplaced) > num)
+		num = np_digits(c->total_unplaced);
+	for (i = 0; i < c->nr_rows; i++) {
+		int len = snprintf(addr, sizeof(addr), "%llx-%llx",
+				   c->rows[i].start, c->rows[i].end);
+
+		if (len > width)
+			width = len;
+	}
+	printf("%-*s %-5s", width, "ADDRESS", "PERMS");
+	for (n = 0; n < c->nr_nodes; n++) {
+		if (!c->show_node[n])
+			continue;
+		snprintf(addr, sizeof(addr), "NODE%u", n);
+		printf("  %*s", num, addr);
+	}
+	printf("  %*s  %s\n", num, "UNPLACED", "NAME");
+	for (i = 0; i < c->nr_rows; i++) {
+		const struct np_row *row = &c->rows[i];
+
+		snprintf(addr, sizeof(addr), "%llx-%llx", row->start,
+			 row->end);
+		printf("%-*s %-5s", width, addr, row->perms);
+		for (n = 0; n < c->nr_nodes; n++)
+			if (c->show_node[n])
+				printf("  %*llu", num,
+				       (unsigned long long)row->node_pages[n]);
+		printf("  %*llu  %s\n", num, (unsigned long long)row->unplaced,
+		       *row->name ? row->name : "[anon]");
+	}
+	printf("\n");
+	for (n = 0; n < c->nr_nodes; n++) {
+		if (!c->show_node[n])
+			continue;
+		snprintf(addr, sizeof(addr), "node %u", n);
+		printf("%-10s %*llu pages  ", addr, num,
+		       (unsigned long long)c->total[n]);
+		np_print_size(c->total[n], c->info.page_size);
+		printf("\n");
+	}
+	printf("%-10s %*llu pages  ", "unplaced", num,
+	       (unsigned long long)c->total_unplaced);
+	np_print_size(c->total_unplaced, c->info.page_size);
+	printf("\n");
+}
+
+static int np_print_text(const struct np_query_cmd *c,
+			 struct numaplace_run *buf)
+{
+	size_t i;
+	int ret;
+
+	np_print_table(c);
+	if (!c->runs)
+		return 0;
+	printf("\n%16s %10s %8s  %s\n", "START", "PAGES", "NODE", "KIND");
+	for (i = 0; i < c->nr_rows; i++) {
+		ret = np_print_row_runs(c, &c->rows[i], buf);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* The handshake: the device, its query feature and the node columns. */
+static int np_query_open(struct np_query_cmd *c)
+{
+	unsigned int n;
+	int ret;
+
+	ret = numaplace_info(&c->info);
+	if (ret) {
+		fprintf(stderr, "numaplace: %s: %s\n", NUMAPLACE_DEVICE,
+			strerror(-ret));
+		return NP_EXIT_NODEV;
+	}
+	if (c->info.abi_version != NUMAPLACE_ABI_VERSION ||
+	    !(c->info.features & NUMAPLACE_FEAT_QUERY)) {
+		fprintf(stderr, "numaplace: the module (ABI %u) cannot query pages on this kernel\n",
+			c->info.abi_version);
+		return NP_EXIT_NODEV;
+	}
+	if (!c->info.page_size ||
+	    (c->info.page_size & (c->info.page_size - 1))) {
+		fprintf(stderr, "numaplace: bad page size %u from the module\n",
+			c->info.page_size);
+		return NP_EXIT_NODEV;
+	}
+	c->nr_nodes = c->info.nr_node_ids ? c->info.nr_node_ids : 1;
+	if (c->nr_nodes > NUMAPLACE_MAX_NODES)
+		c->nr_nodes = NUMAPLACE_MAX_NODES;
+	c->show_node = calloc(c->nr_nodes, 1);
+	c->total = calloc(c->nr_nodes, sizeof(*c->total));
+	if (!c->show_node || !c->total) {
+		fprintf(stderr, "numaplace: out of memory\n");
+		return NP_EXIT_FAIL;
+	}
+	for (n = 0; n < c->nr_nodes; n++)
+		c->show_node[n] = numaplace_node_isset(c->info.node_memory, n);
+	return NP_EXIT_OK;
+}
+
+static int np_query_args(struct np_query_cmd *c, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "all", no_argument, NULL, 'a' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "runs", no_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *end;
+	long pid;
+	int opt;
+
+	opterr = 0;	/* our messages name the command */
+	while ((opt = getopt_long(argc, argv, "p:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'p':
+			errno = 0;
+			pid = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || pid <= 0 ||
+			    pid > 0x7fffffff) {
+				fprintf(stderr,
+					"numaplace query: bad pid '%s'\n",
+					optarg);
+				return NP_EXIT_USAGE;
+			}
+			c->pid = pid;
+			break;
+		case 'a':
+			c->all = 1;
+			break;
+		case 'j':
+			c->json = 1;
+			break;
+		case 'r':
+			c->runs = 1;
+			break;
+		case 'h':
+			np_query_usage(stdout);
+			return -1;
+		default:
+			if (optopt == 'p')
+				fprintf(stderr, "numaplace query: -p needs a PID\n");
+			else
+				fprintf(stderr, "numaplace query: unknown option '%s'\n",
+					argv[optind - 1]);
+			np_query_usage(stderr);
+			return NP_EXIT_USAGE;
+		}
+	}
+	if (optind < argc - 1 || (optind < argc && c->all)) {
+		fprintf(stderr, "numaplace query: give one RANGE or --all\n");
+		np_query_usage(stderr);
+		return NP_EXIT_USAGE;
+	}
+	if (optind < argc && np_parse_range(c, argv[optind])) {
+		fprintf(stderr, "numaplace query: bad range '%s': want START-END or START+LEN in hex\n",
+			argv[optind]);
+		return NP_EXIT_USAGE;
+	}
+	return NP_EXIT_OK;
+}
+
+static void np_query_free(struct np_query_cmd *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->nr_rows; i++) {
+		free(c->rows[i].name);
+		free(c->rows[i].node_pages);
+	}
+	free(c->rows);
+	free(c->show_node);
+	free(c->total);
+}
+
+int np_cmd_query(int argc, char **argv)
+{
+	struct numaplace_run *buf = NULL;
+	struct np_query_cmd c = { 0 };
+	int ret;
+
+	ret = np_query_args(&c, argc, argv);
+	if (ret)
+		return ret < 0 ? NP_EXIT_OK : ret;
+	ret = np_query_open(&c);
+	if (ret)
+		goto out;
+	ret = np_read_maps(&c);
+	if (!ret)
+		ret = np_query_rows(&c);
+	if (!ret && c.runs) {
+		buf = calloc(NP_RUNS_BATCH, sizeof(*buf));
+		if (!buf) {
+			fprintf(stderr, "numaplace: out of memory\n");
+			ret = -ENOMEM;
+		}
+	}
+	if (!ret)
+		ret = c.json ? np_print_json(&c, buf) : np_print_text(&c, buf);
+	fflush(stdout);
+	ret = ret ? np_exit_of(-ret) : NP_EXIT_OK;
+out:
+	free(buf);
+	np_query_free(&c);
+	return ret;
+}
