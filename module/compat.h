@@ -57,4 +57,22 @@
 #define np_cpu_enforces_ibt() false
 #endif
 
+/*
+ * Debian builds PARAVIRT_XXL (for Xen PV) in both kernels: pte_val() and
+ * pmd_val() are asm call sites, patched at load to a plain move outside a
+ * Xen PV guest, one per accessor and opaque to the compiler. Outside Xen PV
+ * the raw value is the value: the hot loops read it directly and test the
+ * x86 bits themselves (np_*_plain_raw()).
+ */
+static __always_inline bool np_native_pgtables(void)
+{
+	return !cpu_feature_enabled(X86_FEATURE_XENPV);
+}
+
+/* A present PTE with no special or devmap bit (so not PROT_NONE either). */
+#define NP_PTE_PLAIN_MASK (_PAGE_PRESENT | _PAGE_SPECIAL | _PAGE_DEVMAP)
+/* The same for a PMD leaf, writable (never the huge zero page). */
+#define NP_PMD_PLAIN_MASK (NP_PTE_PLAIN_MASK | _PAGE_PSE | _PAGE_RW)
+#define NP_PMD_PLAIN	  (_PAGE_PRESENT | _PAGE_PSE | _PAGE_RW)
+
 #endif /* _NUMAPLACE_COMPAT_H */

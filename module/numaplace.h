@@ -75,6 +75,21 @@ static __always_inline int np_pfn_to_nid(struct np_nodemap_cache *c,
 	return np_nodemap_lookup(c, pfn);
 }
 
+/* module/uarray.c */
+struct np_stretch {
+	unsigned long start;	/* page address */
+	unsigned int nr_pages;
+};
+
+struct np_seg {
+	unsigned int nr_pages;
+	s32 status;
+};
+
+int np_get_stretches(const u64 __user *src, unsigned int n,
+		     struct np_stretch *st);
+int np_put_segs(s32 __user *dst, const struct np_seg *segs, unsigned int nr);
+
 /* module/query.c */
 int np_query(void *arg);
 

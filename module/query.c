@@ -5,9 +5,9 @@
  *
  * User memory is touched only between walks, never under the mmap lock (a
  * fault on the caller's own mm would take it again): each round walks a
- * bounded stretch into kernel buffers, drops the locks, copies out, checks
- * for a fatal signal and reschedules. Memory use is bounded whatever the
- * size of the request.
+ * bounded stretch into kernel buffers (runs, and segments of equal status),
+ * drops the locks, writes out, checks for a fatal signal and reschedules.
+ * Memory use is bounded whatever the size of the request.
  */
 #include <linux/mm.h>
 #include <linux/overflow.h>
@@ -19,10 +19,12 @@
 #include "walk.h"
 #include "compat.h"
 
-/* Status entries answered per round: 8 KiB of buffer, one lock round. */
-#define NP_QUERY_STATUS_CHUNK	2048
-/* Array mode: addresses read per round, one status each. */
-#define NP_QUERY_ADDR_CHUNK	NP_QUERY_STATUS_CHUNK
+/*
+ * Pages (range mode) or addresses (array mode) answered per round when a
+ * status array is wanted: bounds the segment and stretch buffers (16 KiB
+ * and 32 KiB at worst) and the time between signal checks.
+ */
+#define NP_QUERY_CHUNK		2048
 /* Runs buffered before they are copied out: 3 KiB. */
 #define NP_QUERY_RUNS_CHUNK	128
 /*
@@ -35,22 +37,21 @@
 /**
  * struct np_query - one QUERY call
  * @w: the walk; its consumer is np_query_emit()
- * @status: kernel buffer; @status[i] answers @st_base + i pages
- * @st_base: address answered by @status[0]
- * @st_len: pages @status covers this round
+ * @segs: when a status array is wanted, this round's answers in page order
+ *	as segments of equal status (NP_QUERY_CHUNK entries)
+ * @nr_segs: segments in @segs
  * @runs: kernel buffer of runs not yet copied out; the last one stays
  *	behind between rounds so that the next round can extend it
  * @nr_runs: runs in @runs
  * @runs_room: runs the caller's buffer can still take, counting @runs
  * @runs_full: the caller's runs buffer is full: the call ends
- * @node_pages: pages answered per node (nr_node_ids entries)
+ * @node_pages: pages answered per node (nr_node_ids entries at least)
  * @unplaced: pages answered with a negative status
  */
 struct np_query {
 	struct np_walk w;
-	s32 *status;
-	unsigned long st_base;
-	unsigned long st_len;
+	struct np_seg *segs;
+	unsigned int nr_segs;
 	struct numaplace_run *runs;
 	unsigned int nr_runs;
 	u64 runs_room;
@@ -64,6 +65,24 @@ static bool np_query_extends(const struct numaplace_run *last,
 {
 	return last->node == run->status && last->kind == run->kind &&
 	       last->start + (last->nr_pages << PAGE_SHIFT) == run->start;
+}
+
+/* Account @n pages answered @status: segments and totals. */
+static void np_query_answer(struct np_query *q, unsigned long n, int status)
+{
+	struct np_seg *last;
+
+	if (q->segs) {
+		last = q->nr_segs ? &q->segs[q->nr_segs - 1] : NULL;
+		if (last && last->status == status)
+			last->nr_pages += n;
+		else
+			q->segs[q->nr_segs++] = (struct np_seg){ n, status };
+	}
+	if (status >= 0)
+		q->node_pages[status] += n;
+	else
+		q->unplaced += n;
 }
 
 /* Record @n pages of @run in the runs buffer. false: no room now. */
@@ -95,22 +114,11 @@ static bool np_query_add_run(struct np_query *q, const struct np_run *run,
 static unsigned long np_query_emit(struct np_walk *w, const struct np_run *run)
 {
 	struct np_query *q = container_of(w, struct np_query, w);
-	unsigned long n = run->nr_pages, idx = 0, i;
 
-	if (q->status) {
-		idx = (run->start - q->st_base) >> PAGE_SHIFT;
-		n = min(n, q->st_len - idx);
-	}
-	if (q->runs && !np_query_add_run(q, run, n))
+	if (q->runs && !np_query_add_run(q, run, run->nr_pages))
 		return 0;
-	if (q->status)
-		for (i = 0; i < n; i++)
-			q->status[idx + i] = run->status;
-	if (run->status >= 0)
-		q->node_pages[run->status] += n;
-	else
-		q->unplaced += n;
-	return n;
+	np_query_answer(q, run->nr_pages, run->status);
+	return run->nr_pages;
 }
 
 /* Copy out the buffered runs; all but the last unless @final. */
@@ -141,6 +149,17 @@ static int np_query_pause(void)
 	return 0;
 }
 
+/* Write this round's segments out at @dst and start the next round. */
+static int np_query_put_segs(struct np_query *q, s32 __user *dst)
+{
+	int ret = 0;
+
+	if (q->segs && dst)
+		ret = np_put_segs(dst, q->segs, q->nr_segs);
+	q->nr_segs = 0;
+	return ret;
+}
+
 static int np_query_range(struct np_query *q, struct numaplace_query *a,
 			  unsigned long start, unsigned long end)
 {
@@ -150,12 +169,8 @@ static int np_query_range(struct np_query *q, struct numaplace_query *a,
 
 	while (addr < end && !q->runs_full) {
 		stop = end;
-		if (q->status) {
-			if ((end - addr) >> PAGE_SHIFT > NP_QUERY_STATUS_CHUNK)
-				stop = addr + NP_QUERY_STATUS_CHUNK * PAGE_SIZE;
-			q->st_base = addr;
-			q->st_len = (stop - addr) >> PAGE_SHIFT;
-		}
+		if (q->segs && (end - addr) >> PAGE_SHIFT > NP_QUERY_CHUNK)
+			stop = addr + NP_QUERY_CHUNK * PAGE_SIZE;
 		q->w.budget = NP_QUERY_BATCH_PAGES;
 		ret = np_walk_begin(&q->w);
 		if (ret)
@@ -163,13 +178,9 @@ static int np_query_range(struct np_query *q, struct numaplace_query *a,
 		np_walk_range(&q->w, addr, stop);
 		np_walk_end(&q->w);
 
-		if (q->status &&
-		    copy_to_user(ustatus + ((addr - start) >> PAGE_SHIFT),
-				 q->status,
-				 ((q->w.next - addr) >> PAGE_SHIFT) * sizeof(s32))) {
-			ret = -EFAULT;
+		ret = np_query_put_segs(q, ustatus + ((addr - start) >> PAGE_SHIFT));
+		if (ret)
 			break;
-		}
 		addr = q->w.next;
 		a->done = (addr - start) >> PAGE_SHIFT;
 		if (q->runs) {
@@ -186,53 +197,46 @@ static int np_query_range(struct np_query *q, struct numaplace_query *a,
 	return ret;
 }
 
-/* Walk one stretch of consecutive pages of an address array. */
-static void np_query_stretch(struct np_query *q, const u64 *addrs, s32 *status,
-			     unsigned int n)
+/* Answer one chunk of an address array, stretch by stretch. */
+static void np_query_stretches(struct np_query *q, const struct np_stretch *st,
+			       unsigned int nr)
 {
-	unsigned long base = addrs[0] & PAGE_MASK;
+	unsigned int i;
 
-	/* Beyond any user VMA (and where base + n pages would wrap). */
-	if (base >= TASK_SIZE_MAX) {
-		q->unplaced += n;
-		while (n--)
-			*status++ = -EFAULT;
-		return;
+	for (i = 0; i < nr; i++) {
+		/* Beyond any user VMA: as vma_lookup() failing. */
+		if (st[i].start >= TASK_SIZE_MAX) {
+			np_query_answer(q, st[i].nr_pages, -EFAULT);
+			continue;
+		}
+		np_walk_range(&q->w, st[i].start,
+			      st[i].start + ((unsigned long)st[i].nr_pages << PAGE_SHIFT));
 	}
-	q->status = status;
-	q->st_base = base;
-	q->st_len = n;
-	np_walk_range(&q->w, base, base + ((unsigned long)n << PAGE_SHIFT));
 }
 
 static int np_query_array(struct np_query *q, struct numaplace_query *a,
-			  u64 *addrs, s32 *status)
+			  struct np_stretch *st)
 {
 	const u64 __user *upages = u64_to_user_ptr(a->pages_ptr);
 	s32 __user *ustatus = u64_to_user_ptr(a->status_ptr);
-	unsigned int n, j, k;
-	u64 i, base;
-	int ret = 0;
+	unsigned int n;
+	int nr, ret;
+	u64 i;
 
 	q->w.budget = ULONG_MAX;	/* a round is bounded by its addresses */
 	for (i = 0; i < a->count; i += n) {
-		n = min_t(u64, a->count - i, NP_QUERY_ADDR_CHUNK);
-		if (copy_from_user(addrs, upages + i, n * sizeof(*addrs)))
-			return -EFAULT;
+		n = min_t(u64, a->count - i, NP_QUERY_CHUNK);
+		nr = np_get_stretches(upages + i, n, st);
+		if (nr < 0)
+			return nr;
 		ret = np_walk_begin(&q->w);
 		if (ret)
 			return ret;
-		for (j = 0; j < n; j = k) {
-			base = addrs[j] & PAGE_MASK;
-			for (k = j + 1; k < n && base < TASK_SIZE_MAX; k++)
-				if ((addrs[k] & PAGE_MASK) !=
-				    base + ((u64)(k - j) << PAGE_SHIFT))
-					break;
-			np_query_stretch(q, addrs + j, status + j, k - j);
-		}
+		np_query_stretches(q, st, nr);
 		np_walk_end(&q->w);
-		if (ustatus && copy_to_user(ustatus + i, status, n * sizeof(*status)))
-			return -EFAULT;
+		ret = np_query_put_segs(q, ustatus ? ustatus + i : NULL);
+		if (ret)
+			return ret;
 		a->done = i + n;
 		ret = np_query_pause();
 		if (ret)
@@ -278,34 +282,30 @@ static int np_query_put_totals(struct np_query *q, struct numaplace_query *a)
 static int np_query_run(struct np_query *q, struct numaplace_query *a)
 {
 	unsigned int nr_nodes = max_t(unsigned int, nr_node_ids, a->node_pages_len);
-	s32 *status = NULL;
-	u64 *addrs = NULL;
+	struct np_stretch *st = NULL;
 	int ret = -ENOMEM;
 
 	q->node_pages = kcalloc(nr_nodes, sizeof(u64), GFP_KERNEL);
 	if (!q->node_pages)
 		return -ENOMEM;
-	if (a->flags & NUMAPLACE_QUERY_PAGES || a->status_ptr) {
-		status = kmalloc_array(NP_QUERY_STATUS_CHUNK, sizeof(s32),
-				       GFP_KERNEL);
-		if (!status)
+	if (a->status_ptr) {
+		q->segs = kmalloc_array(NP_QUERY_CHUNK, sizeof(*q->segs),
+					GFP_KERNEL);
+		if (!q->segs)
 			goto free_node_pages;
 	}
-	/* Array mode points q->status into the buffer per stretch. */
-	q->status = status;
 	if (a->flags & NUMAPLACE_QUERY_PAGES) {
-		addrs = kmalloc_array(NP_QUERY_ADDR_CHUNK, sizeof(u64),
-				      GFP_KERNEL);
-		if (!addrs)
-			goto free_status;
-		ret = np_query_array(q, a, addrs, status);
-		kfree(addrs);
+		st = kmalloc_array(NP_QUERY_CHUNK, sizeof(*st), GFP_KERNEL);
+		if (!st)
+			goto free_segs;
+		ret = np_query_array(q, a, st);
+		kfree(st);
 	} else {
 		if (a->runs_ptr) {
 			q->runs = kmalloc_array(NP_QUERY_RUNS_CHUNK,
 						sizeof(*q->runs), GFP_KERNEL);
 			if (!q->runs)
-				goto free_status;
+				goto free_segs;
 			q->runs_room = a->runs_cap;
 		}
 		ret = a->len ? np_query_range(q, a, a->start & PAGE_MASK,
@@ -314,8 +314,8 @@ static int np_query_run(struct np_query *q, struct numaplace_query *a)
 	}
 	if (!ret || ret == -EINTR)
 		ret = np_query_put_totals(q, a) ?: ret;
-free_status:
-	kfree(status);
+free_segs:
+	kfree(q->segs);
 free_node_pages:
 	kfree(q->node_pages);
 	return ret;

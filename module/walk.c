@@ -137,26 +137,87 @@ static int np_walk_pte_slow(struct np_walk *w, pte_t pte, unsigned long *pfn,
 	return np_walk_pfn_status(w, *pfn, kind);
 }
 
+/* A present PTE of a page with a struct page and no special bit. */
+static __always_inline bool np_pte_plain(pte_t pte)
+{
+	return pte_present(pte) && !pte_special(pte) && !pte_protnone(pte) &&
+	       !pte_devmap(pte);
+}
+
+/*
+ * How many of the @max PTEs at @ptep are plain pages inside the pfn span
+ * [@lo, @lo + @len): the hot loop, one load an entry, state in registers.
+ */
+static __always_inline unsigned long np_walk_scan(const pte_t *ptep,
+						  unsigned long max,
+						  unsigned long lo,
+						  unsigned long len)
+{
+	const pteval_t pfn_mask = PTE_PFN_MASK;
+	unsigned long n;
+
+	if (np_native_pgtables()) {
+		for (n = 0; n < max; n++) {
+			pteval_t v = READ_ONCE(ptep[n].pte);
+
+			if ((v & NP_PTE_PLAIN_MASK) != _PAGE_PRESENT ||
+			    ((v & pfn_mask) >> PAGE_SHIFT) - lo >= len)
+				break;
+		}
+		return n;
+	}
+	for (n = 0; n < max; n++) {
+		pte_t pte = ptep_get((pte_t *)ptep + n);
+
+		if (!np_pte_plain(pte) || pte_pfn(pte) - lo >= len)
+			break;
+	}
+	return n;
+}
+
+/*
+ * The pending run can swallow plain pages at @addr on the cached node
+ * span without a look at each one's answer.
+ */
+static __always_inline bool np_walk_extends(const struct np_walk *w,
+					    unsigned long addr, u32 present)
+{
+	const struct np_run *cur = &w->cur;
+
+	return cur->nr_pages && cur->status == w->nm.span.nid &&
+	       cur->kind == present && !(w->flags & NP_WALK_PFN_CONTIG) &&
+	       cur->start + (cur->nr_pages << PAGE_SHIFT) == addr;
+}
+
 static void np_walk_ptes(struct np_walk *w, pte_t *ptep, unsigned long addr,
 			 unsigned long end)
 {
 	u32 present = w->vma_kind | NUMAPLACE_KIND_PRESENT, kind;
-	unsigned long pfn;
+	unsigned long nr = (end - addr) >> PAGE_SHIFT, i = 0, n, pfn;
 	int status;
 
-	for (; addr != end; addr += PAGE_SIZE, ptep++) {
-		pte_t pte = ptep_get(ptep);
+	while (i < nr) {
+		if (np_walk_extends(w, addr + (i << PAGE_SHIFT), present)) {
+			n = np_walk_scan(ptep + i, nr - i, w->nm.span.start,
+					 w->nm.span.end - w->nm.span.start);
+			w->cur.nr_pages += n;
+			i += n;
+			if (i == nr)
+				break;
+		}
+		pte_t pte = ptep_get(ptep + i);
 
-		if (likely(pte_present(pte) && !pte_special(pte) &&
-			   !pte_protnone(pte) && !pte_devmap(pte))) {
+		if (likely(np_pte_plain(pte))) {
 			kind = present;
 			pfn = pte_pfn(pte);
 			status = np_walk_pfn_status(w, pfn, &kind);
 		} else {
 			status = np_walk_pte_slow(w, pte, &pfn, &kind);
 		}
-		if (!np_walk_add(w, addr, 1, pfn, status, kind))
+		if (!np_walk_add(w, addr + (i << PAGE_SHIFT), 1, pfn, status,
+				 kind))
 			return;
+		i++;
 	}
 }
 
@@ -180,10 +241,23 @@ static bool np_walk_pte_table(struct np_walk *w, pmd_t *pmdp, pmd_t pmdval,
 	return true;
 }
 
+/*
+ * Only the huge zero page is PMD-mapped in an anonymous VMA without being
+ * anon (do_huge_pmd_anonymous_page()), so no need for the unexported
+ * huge_zero_pfn. It is never mapped writable: a writable PMD needs no look
+ * at struct page.
+ */
+static bool np_walk_huge_zero(struct np_walk *w, bool writable,
+			      unsigned long pfn)
+{
+	return (w->vma_kind & NUMAPLACE_KIND_ANON) && !writable &&
+	       pfn_valid(pfn) && !PageAnon(pfn_to_page(pfn));
+}
+
 /* The leaf of a PMD or PUD: a THP, a hugetlb page, a huge PFN map. */
 static bool np_walk_leaf(struct np_walk *w, unsigned long addr,
 			 unsigned long end, unsigned long pfn, bool protnone,
-			 bool special, u32 level)
+			 bool special, bool writable, u32 level)
 {
 	bool legacy = w->flags & NP_WALK_LEGACY;
 	u32 kind = w->vma_kind | level;
@@ -200,13 +274,7 @@ static bool np_walk_leaf(struct np_walk *w, unsigned long addr,
 	} else if (special) {
 		kind |= NUMAPLACE_KIND_SPECIAL;
 		status = -ENOENT;
-	} else if ((w->vma_kind & NUMAPLACE_KIND_ANON) && pfn_valid(pfn) &&
-		   !PageAnon(pfn_to_page(pfn))) {
-		/*
-		 * Only the huge zero page is PMD-mapped in an anonymous VMA
-		 * without being anon (do_huge_pmd_anonymous_page()): no need
-		 * for the unexported huge_zero_pfn.
-		 */
+	} else if (np_walk_huge_zero(w, writable, pfn)) {
 		kind |= NUMAPLACE_KIND_ZERO;
 		status = -EFAULT;
 	} else if (protnone && legacy) {
@@ -237,45 +305,106 @@ static bool np_walk_leaf_entry(struct np_walk *w, unsigned long addr,
 	return np_walk_add(w, addr, (end - addr) >> PAGE_SHIFT, 0, status, kind);
 }
 
+/* A PMD-mapped page whose answer is its node: THP or hugetlb, no flags. */
+static __always_inline bool np_pmd_plain(const struct np_walk *w, pmd_t pmd)
+{
+	return pmd_present(pmd) && pmd_leaf(pmd) && !pmd_devmap(pmd) &&
+	       !np_pmd_special(pmd) && !pmd_protnone(pmd) &&
+	       (pmd_write(pmd) || (w->vma_kind & NUMAPLACE_KIND_HUGETLB));
+}
+
+/*
+ * The PMD counterpart of np_walk_scan(): how many of the @max whole PMDs
+ * at @pmdp map plain huge pages inside the cached node span.
+ */
+static unsigned long np_walk_scan_pmds(const struct np_walk *w,
+				       const pmd_t *pmdp, unsigned long max)
+{
+	const pmdval_t pfn_mask = PHYSICAL_PMD_PAGE_MASK; /* a PSE leaf */
+	unsigned long lo = w->nm.span.start;
+	unsigned long len = w->nm.span.end - lo;
+	unsigned long n;
+
+	if (np_native_pgtables() && !(w->vma_kind & NUMAPLACE_KIND_HUGETLB)) {
+		for (n = 0; n < max; n++) {
+			pmdval_t v = READ_ONCE(pmdp[n].pmd);
+
+			if ((v & NP_PMD_PLAIN_MASK) != NP_PMD_PLAIN ||
+			    ((v & pfn_mask) >> PAGE_SHIFT) - lo >= len)
+				break;
+		}
+		return n;
+	}
+	for (n = 0; n < max; n++) {
+		pmd_t pmd = np_pmdp_get(pmdp + n);
+
+		if (!np_pmd_plain(w, pmd) || pmd_pfn(pmd) - lo >= len)
+			break;
+	}
+	return n;
+}
+
+/* Stop for the budget: the caller drops the locks and comes back. */
+static bool np_walk_budget_stop(struct np_walk *w, unsigned long addr)
+{
+	if (np_walk_flush(w)) {
+		w->next = addr;
+		w->stopped = true;
+	}
+	return false;
+}
+
+static bool np_walk_pmd(struct np_walk *w, pmd_t *pmdp, unsigned long addr,
+			unsigned long next)
+{
+	pmd_t pmd;
+
+again:
+	pmd = np_pmdp_get(pmdp);
+	if (pmd_none(pmd) ||
+	    (pmd_present(pmd) && !pmd_leaf(pmd) && pmd_bad(pmd)))
+		return np_walk_hole(w, addr, next);
+	if (!pmd_present(pmd))
+		return np_walk_leaf_entry(w, addr, next, pmd_to_swp_entry(pmd));
+	if (pmd_leaf(pmd) || pmd_devmap(pmd))
+		return np_walk_leaf(w, addr, next, pmd_pfn(pmd),
+				    pmd_protnone(pmd),
+				    pmd_devmap(pmd) || np_pmd_special(pmd),
+				    pmd_write(pmd), NUMAPLACE_KIND_PMD);
+	if (!np_walk_pte_table(w, pmdp, pmd, addr, next)) {
+		cond_resched_rcu();
+		goto again;
+	}
+	return !w->stopped;
+}
+
 static bool np_walk_pmds(struct np_walk *w, pud_t *pudp, unsigned long addr,
 			 unsigned long end)
 {
+	u32 huge = w->vma_kind | NUMAPLACE_KIND_PRESENT | NUMAPLACE_KIND_PMD;
 	pmd_t *pmdp = pmd_offset(pudp, addr);
-	unsigned long next;
-	pmd_t pmd;
+	unsigned long next, n;
 
-	for (; addr != end; pmdp++, addr = next) {
-		next = pmd_addr_end(addr, end);
-		if (w->budget < PTRS_PER_PTE) {
-			if (!np_walk_flush(w))
-				return false;
-			w->next = addr;
-			w->stopped = true;
-			return false;
+	while (addr != end) {
+		if (!(addr & ~PMD_MASK) && np_walk_extends(w, addr, huge)) {
+			n = np_walk_scan_pmds(w, pmdp,
+					      min((end - addr) >> PMD_SHIFT,
+						  w->budget / PTRS_PER_PTE));
+			w->cur.nr_pages += n * PTRS_PER_PTE;
+			w->budget -= n * PTRS_PER_PTE;
+			pmdp += n;
+			addr += n << PMD_SHIFT;
+			if (addr == end)
+				break;
 		}
+		if (w->budget < PTRS_PER_PTE)
+			return np_walk_budget_stop(w, addr);
 		w->budget -= PTRS_PER_PTE;
-again:
-		pmd = np_pmdp_get(pmdp);
-		if (pmd_none(pmd) || (pmd_present(pmd) && !pmd_leaf(pmd) &&
-				      pmd_bad(pmd))) {
-			if (!np_walk_hole(w, addr, next))
-				return false;
-		} else if (!pmd_present(pmd)) {
-			if (!np_walk_leaf_entry(w, addr, next,
-						pmd_to_swp_entry(pmd)))
-				return false;
-		} else if (pmd_leaf(pmd) || pmd_devmap(pmd)) {
-			if (!np_walk_leaf(w, addr, next, pmd_pfn(pmd),
-					  pmd_protnone(pmd),
-					  pmd_devmap(pmd) || np_pmd_special(pmd),
-					  NUMAPLACE_KIND_PMD))
-				return false;
-		} else if (!np_walk_pte_table(w, pmdp, pmd, addr, next)) {
-			cond_resched_rcu();
-			goto again;
-		} else if (w->stopped) {
+		next = pmd_addr_end(addr, end);
+		if (!np_walk_pmd(w, pmdp, addr, next))
 			return false;
-		}
+		pmdp++;
+		addr = next;
 	}
 	return true;
 }
@@ -300,7 +429,7 @@ static bool np_walk_puds(struct np_walk *w, p4d_t *p4dp, unsigned long addr,
 		} else if (pud_leaf(pud) || pud_devmap(pud)) {
 			if (!np_walk_leaf(w, addr, next, pud_pfn(pud), false,
 					  pud_devmap(pud) || np_pud_special(pud),
-					  NUMAPLACE_KIND_PUD))
+					  pud_write(pud), NUMAPLACE_KIND_PUD))
 				return false;
 		} else if (pud_bad(pud)) {
 			if (!np_walk_hole(w, addr, next))
