@@ -52,7 +52,7 @@ modules-all:
 	@set -e; for k in $(KERNELS); do $(MAKE) --no-print-directory modules KVER=$$k; done
 
 tools: $(BUILD)/lib/libnumaplace.so $(BUILD)/lib/libnumaplace.a \
-       $(BUILD)/bin/numaplace $(TESTS)
+       $(BUILD)/bin/numaplace $(BUILD)/bin/np-workload $(TESTS)
 
 $(BUILD)/lib/%.o: tools/lib/%.c $(wildcard tools/lib/*.h) uapi/linux/numaplace.h
 	@mkdir -p $(@D)
@@ -69,6 +69,11 @@ $(BUILD)/bin/numaplace: $(CLI_SRC) $(wildcard tools/numaplace/*.h) $(BUILD)/lib/
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Itools/numaplace -o $@ $(CLI_SRC) \
 		-L$(BUILD)/lib -lnumaplace $(shell pkg-config --libs libmnl 2>/dev/null)
+
+# The demo's workload: memory spread over the nodes.
+$(BUILD)/bin/np-workload: tools/demo/workload.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $<
 
 $(KSFT)/kselftest_harness.h:
 	@echo "kselftest headers missing: run 'make deps'" >&2; exit 1
