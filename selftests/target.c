@@ -1,0 +1,655 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Whose pages NUMAPLACE_IOC_QUERY may look at: move_pages(2)'s rules.
+ * pid 0 is the caller; another process only when the ptrace read check
+ * (PTRACE_MODE_READ_REALCREDS) passes with the caller's credentials at
+ * ioctl time, else -EPERM; no such pid -ESRCH; no mm (kernel thread,
+ * zombie) -EINVAL. The syscall, run by the same process on the same
+ * target, is the oracle for every answer. Without
+ * NUMAPLACE_FEAT_PTRACE_EXACT (simulate_ibt=1 on 6.12) the module asks
+ * for CAP_SYS_PTRACE instead: stricter, never looser.
+ */
+#include <limits.h>
+#include <linux/mempolicy.h>
+#include <grp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "np_test.h"
+#include "kselftest_harness.h"
+
+#define NP_NOBODY		65534
+#define NP_MODULE_PATH		"/usr/lib/numaplace/numaplace.ko"
+#define NP_MODULE_PARAM		"/sys/module/numaplace/parameters/simulate_ibt"
+#define NP_PMD			(2UL << 20)
+/* The target's layout: 64 pages of 4 KiB kinds, then one THP. */
+#define NP_SMALL_PAGES		64
+#define NP_TARGET_PAGES		(NP_SMALL_PAGES + NP_PMD / 4096)
+/* Unload waits this long for the last file of the device to close. */
+#define NP_UNLOAD_TRIES		50
+#define NP_MAX_KIDS		4
+
+static long psz;
+
+/* See query.c: the 6.1 harness runs the body after a setup SKIP(). */
+#define NP_SKIPPED()							\
+	do {								\
+		if (_metadata->skip)					\
+			return;						\
+	} while (0)
+
+/* What a probe in another process saw, in memory shared with the test. */
+struct np_probe {
+	int sys_ret;		/* move_pages(pid, ...) */
+	int array_ret;		/* the ioctl, array mode, AS_SYSCALL */
+	int range_ret;		/* the ioctl, range mode */
+	int mismatches;		/* status[] of the two, when both worked */
+	int self_ret;		/* the ioctl on pid 0 */
+};
+
+struct np_shared {
+	unsigned long base;	/* the last target's layout */
+	struct np_probe probe;
+	int fd_sent;
+};
+
+static int np_drop_to(uid_t uid)
+{
+	if (setgroups(0, NULL) || setresgid(uid, uid, uid) ||
+	    setresuid(uid, uid, uid))
+		return -errno;
+	return 0;
+}
+
+static char *np_map(size_t len, int thp)
+{
+	char *raw, *p;
+
+	raw = mmap(NULL, len + NP_PMD, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (raw == MAP_FAILED)
+		return NULL;
+	p = (char *)(((uintptr_t)raw + NP_PMD - 1) & ~(NP_PMD - 1));
+	if (p > raw)
+		munmap(raw, p - raw);
+	munmap(p + len, raw + NP_PMD - p);
+	madvise(p, len, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+	return p;
+}
+
+/*
+ * The layout a target builds: written, zero, never touched and moved
+ * 4 KiB pages, some PROT_NONE, then a PMD-mapped THP. Returns its start.
+ * (PROT_NONE zero pages are query.c's business.)
+ */
+static char *np_layout(void)
+{
+	char *p = np_map(2 * NP_PMD, 0);
+	__u64 moved[NP_SMALL_PAGES / 4];
+	int nodes[NP_SMALL_PAGES / 4], st[NP_SMALL_PAGES / 4];
+
+	if (!p)
+		return NULL;
+	/* The THP block starts on the PMD after the 4k pages. */
+	munmap(p, NP_PMD - NP_SMALL_PAGES * psz);
+	p += NP_PMD - NP_SMALL_PAGES * psz;
+	madvise(p + NP_SMALL_PAGES * psz, NP_PMD, MADV_HUGEPAGE);
+	memset(p + NP_SMALL_PAGES * psz, 1, NP_PMD);
+	for (int i = 0; i < NP_SMALL_PAGES; i++) {
+		if (i % 4 == 0 || i % 4 == 3)
+			((volatile char *)p)[i * psz] = 1;
+		else if (i % 4 == 1)
+			(void)((volatile char *)p)[i * psz];
+		if (i % 4 == 3) {
+			moved[i / 4] = (uintptr_t)p + i * psz;
+			nodes[i / 4] = 1;
+		}
+	}
+	/* To node 1 if there is one; the layout is fine either way. */
+	np_sys_move_pages(0, NP_SMALL_PAGES / 4, moved, nodes, st, 0);
+	/* PROT_NONE on a written, an untouched and a moved page. */
+	mprotect(p + 48 * psz, psz, PROT_NONE);
+	mprotect(p + 50 * psz, 2 * psz, PROT_NONE);
+	return p;
+}
+
+/*
+ * Fork a target that becomes @uid, sets PR_SET_DUMPABLE to @dumpable,
+ * builds np_layout() (start in sh->base) and waits to be killed.
+ */
+static pid_t np_spawn(struct np_shared *sh, uid_t uid, int dumpable)
+{
+	int pfd[2];
+	char c;
+	pid_t pid;
+
+	if (pipe(pfd))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		char *p;
+
+		close(pfd[0]);
+		if (uid && np_drop_to(uid))
+			_exit(1);
+		/* After the uid change, which clears it. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (prctl(PR_SET_DUMPABLE, dumpable))
+			_exit(1);
+		p = np_layout();
+		if (!p)
+			_exit(1);
+		sh->base = (uintptr_t)p;
+		if (write(pfd[1], "r", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(pfd[1]);
+	if (read(pfd[0], &c, 1) != 1) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		pid = -1;
+	}
+	close(pfd[0]);
+	return pid;
+}
+
+/* Ask about @pid's layout at @base both ways; results in *r. */
+static void np_probe_run(int fd, int pid, unsigned long base,
+			 struct np_probe *r)
+{
+	__u64 addrs[NP_TARGET_PAGES];
+	__s32 st[NP_TARGET_PAGES];
+	int sys[NP_TARGET_PAGES];
+	struct numaplace_query q;
+
+	memset(r, 0, sizeof(*r));
+	for (int i = 0; i < NP_TARGET_PAGES; i++) {
+		addrs[i] = base + i * psz;
+		st[i] = NP_SENTINEL;
+	}
+	r->sys_ret = np_sys_query(pid, NP_TARGET_PAGES, addrs, sys);
+	r->array_ret = np_query_array(fd, pid, NUMAPLACE_QUERY_AS_SYSCALL,
+				      addrs, NP_TARGET_PAGES, st, NULL, 0, &q);
+	if (!r->sys_ret && !r->array_ret)
+		for (int i = 0; i < NP_TARGET_PAGES; i++)
+			r->mismatches += st[i] != sys[i];
+	r->range_ret = np_query_range(fd, pid, 0, base,
+				      NP_TARGET_PAGES * psz, NULL, 0, st,
+				      NULL, 0, &q);
+	r->self_ret = np_query_range(fd, 0, 0, (uintptr_t)&q, sizeof(q),
+				     NULL, 0, st, NULL, 0, &q);
+}
+
+/*
+ * In a child that becomes @uid (0: stays root) and uses @fd (or opens
+ * the device after the uid change when @fd < 0), probe @pid. Returns 0
+ * when the child ran to the end.
+ */
+static int np_probe_as(uid_t uid, int fd, int pid, struct np_shared *sh)
+{
+	int status;
+	pid_t kid = fork();
+
+	if (kid < 0)
+		return -1;
+	if (kid == 0) {
+		if (uid && np_drop_to(uid))
+			_exit(2);
+		if (fd < 0)
+			fd = np_open();
+		if (fd < 0)
+			_exit(3);
+		np_probe_run(fd, pid, sh->base, &sh->probe);
+		_exit(0);
+	}
+	if (waitpid(kid, &status, 0) != kid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+static int np_mod_reload(const char *params)
+{
+	int modfd = open(NP_MODULE_PATH, O_RDONLY | O_CLOEXEC), ret = 0;
+
+	if (modfd < 0)
+		return -errno;
+	for (int i = 0; i < NP_UNLOAD_TRIES; i++) {
+		if (!syscall(SYS_delete_module, "numaplace", O_NONBLOCK) ||
+		    errno == ENOENT)
+			break;
+		ret = -errno;
+		usleep(100000);
+	}
+	if (!syscall(SYS_finit_module, modfd, params, 0))
+		ret = 0;
+	else
+		ret = ret ? ret : -errno;
+	close(modfd);
+	return ret;
+}
+
+FIXTURE(target)
+{
+	int fd;
+	struct np_ctx c;
+	struct numaplace_info info;
+	struct np_shared *sh;
+	pid_t kids[NP_MAX_KIDS];
+	int nr_kids;
+	int exact;		/* NUMAPLACE_FEAT_PTRACE_EXACT */
+	int reload;		/* teardown reloads the module plainly */
+};
+
+FIXTURE_SETUP(target)
+{
+	self->sh = MAP_FAILED;
+	self->fd = np_open();
+	if (self->fd == -ENOENT)
+		SKIP(return, "no " NUMAPLACE_DEVICE " (module not loaded)");
+	ASSERT_GE(self->fd, 0);
+	ASSERT_EQ(0, np_get_info(self->fd, &self->info));
+	if (!(self->info.features & NUMAPLACE_FEAT_QUERY))
+		SKIP(return, "module has no NUMAPLACE_FEAT_QUERY");
+	if (geteuid())
+		SKIP(return, "needs root: it changes uids and reads PFNs");
+	ASSERT_EQ(0, np_ctx_init(&self->c, self->fd, 0));
+	psz = self->c.psz;
+	self->exact = !!(self->info.features & NUMAPLACE_FEAT_PTRACE_EXACT);
+	np_write_str("/proc/sys/kernel/numa_balancing", "0");
+	self->sh = mmap(NULL, sizeof(*self->sh), PROT_READ | PROT_WRITE,
+			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->sh);
+}
+
+FIXTURE_TEARDOWN(target)
+{
+	char val[8];
+
+	for (int i = 0; i < self->nr_kids; i++) {
+		kill(self->kids[i], SIGKILL);
+		waitpid(self->kids[i], NULL, 0);
+	}
+	if (self->fd >= 0)
+		close(self->fd);
+	if (self->reload) {
+		EXPECT_EQ(0, np_mod_reload(""));
+		if (!np_read_str(NP_MODULE_PARAM, val, sizeof(val))) {
+			EXPECT_STREQ("N", val);
+		}
+	}
+	if (self->sh != MAP_FAILED)
+		munmap(self->sh, sizeof(*self->sh));
+}
+
+static pid_t np_kid(struct __test_metadata *_metadata,
+		    FIXTURE_DATA(target) *self, uid_t uid, int dumpable)
+{
+	pid_t pid;
+
+	if (self->nr_kids == NP_MAX_KIDS)
+		return -1;
+	pid = np_spawn(self->sh, uid, dumpable);
+	if (pid > 0)
+		self->kids[self->nr_kids++] = pid;
+	return pid;
+}
+
+/* Every check of the target's layout, as root. */
+static int np_check_pid(FIXTURE_DATA(target) *self, int fd, int pid,
+			unsigned long base, const char *label)
+{
+	struct np_ctx c = self->c;
+
+	c.fd = fd;
+	c.pid = pid;
+	return np_check_range(&c, label, base, NP_TARGET_PAGES, NULL);
+}
+
+/* pid 0 and the caller's own pid give the same, right, answers. */
+TEST_F(target, pid0_and_self)
+{
+	NP_SKIPPED();
+	char *p = np_layout();
+
+	ASSERT_NE(NULL, p);
+	EXPECT_EQ(0, np_check_pid(self, self->fd, 0, (uintptr_t)p, "pid 0"));
+	EXPECT_EQ(0, np_check_pid(self, self->fd, getpid(), (uintptr_t)p,
+				  "own pid"));
+	np_probe_run(self->fd, getpid(), (uintptr_t)p, &self->sh->probe);
+	EXPECT_EQ(0, self->sh->probe.sys_ret);
+	EXPECT_EQ(0, self->sh->probe.array_ret);
+	EXPECT_EQ(0, self->sh->probe.range_ret);
+	EXPECT_EQ(0, self->sh->probe.mismatches);
+}
+
+struct np_thread {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pid_t tid;
+	int stop;
+};
+
+static void *np_thread_fn(void *arg)
+{
+	struct np_thread *t = arg;
+
+	pthread_mutex_lock(&t->lock);
+	t->tid = gettid();
+	pthread_cond_broadcast(&t->cond);
+	while (!t->stop)
+		pthread_cond_wait(&t->cond, &t->lock);
+	pthread_mutex_unlock(&t->lock);
+	return NULL;
+}
+
+/* A thread id of the caller's own process names the same mm. */
+TEST_F(target, own_thread)
+{
+	NP_SKIPPED();
+	struct np_thread t = {
+		PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0,
+	};
+	char *p = np_layout();
+	pthread_t th;
+
+	ASSERT_NE(NULL, p);
+	ASSERT_EQ(0, pthread_create(&th, NULL, np_thread_fn, &t));
+	pthread_mutex_lock(&t.lock);
+	while (!t.tid)
+		pthread_cond_wait(&t.cond, &t.lock);
+	pthread_mutex_unlock(&t.lock);
+	EXPECT_EQ(0, np_check_pid(self, self->fd, t.tid, (uintptr_t)p,
+				  "thread"));
+	pthread_mutex_lock(&t.lock);
+	t.stop = 1;
+	pthread_cond_broadcast(&t.cond);
+	pthread_mutex_unlock(&t.lock);
+	pthread_join(th, NULL);
+}
+
+/* A forked child of the same uid: allowed, answers as the syscall's. */
+TEST_F(target, child_same_uid)
+{
+	NP_SKIPPED();
+	pid_t pid = np_kid(_metadata, self, 0, 1);
+
+	ASSERT_GT(pid, 0);
+	EXPECT_EQ(0, np_check_pid(self, self->fd, pid, self->sh->base,
+				  "child"));
+}
+
+/* Root may look at anybody's pages, dumpable or not. */
+TEST_F(target, root_queries_nobody)
+{
+	NP_SKIPPED();
+	pid_t dumpable = np_kid(_metadata, self, NP_NOBODY, 1);
+	unsigned long base1 = self->sh->base;
+	pid_t hidden = np_kid(_metadata, self, NP_NOBODY, 0);
+
+	ASSERT_GT(dumpable, 0);
+	ASSERT_GT(hidden, 0);
+	EXPECT_EQ(0, np_check_pid(self, self->fd, dumpable, base1,
+				  "nobody"));
+	EXPECT_EQ(0, np_check_pid(self, self->fd, hidden, self->sh->base,
+				  "nobody, not dumpable"));
+}
+
+/* nobody may not look at root's pages: -EPERM, as the syscall says. */
+TEST_F(target, other_user_denied)
+{
+	NP_SKIPPED();
+	pid_t pid = np_kid(_metadata, self, 0, 1);
+	struct np_probe *r = &self->sh->probe;
+
+	ASSERT_GT(pid, 0);
+	ASSERT_EQ(0, np_probe_as(NP_NOBODY, -1, pid, self->sh));
+	EXPECT_EQ(-EPERM, r->sys_ret);
+	EXPECT_EQ(-EPERM, r->array_ret);
+	EXPECT_EQ(-EPERM, r->range_ret);
+	EXPECT_EQ(0, r->self_ret);
+	/* The kernel's own first process too. */
+	ASSERT_EQ(0, np_probe_as(NP_NOBODY, -1, 1, self->sh));
+	EXPECT_EQ(r->sys_ret, r->array_ret);
+	EXPECT_EQ(r->sys_ret, r->range_ret);
+}
+
+/*
+ * nobody looking at another dumpable nobody process: the syscall
+ * allows it; so does the module with the exact check, without it the
+ * caller would need CAP_SYS_PTRACE.
+ */
+TEST_F(target, same_uid_unprivileged)
+{
+	NP_SKIPPED();
+	pid_t pid = np_kid(_metadata, self, NP_NOBODY, 1);
+	struct np_probe *r = &self->sh->probe;
+	int want = self->exact ? 0 : -EPERM;
+
+	ASSERT_GT(pid, 0);
+	ASSERT_EQ(0, np_probe_as(NP_NOBODY, -1, pid, self->sh));
+	EXPECT_EQ(0, r->sys_ret);
+	EXPECT_EQ(want, r->array_ret);
+	EXPECT_EQ(want, r->range_ret);
+	EXPECT_EQ(0, r->mismatches);
+	EXPECT_EQ(0, r->self_ret);
+}
+
+/* Not dumpable, same uid, no privilege: whatever the syscall says. */
+TEST_F(target, nondumpable_same_uid)
+{
+	NP_SKIPPED();
+	pid_t pid = np_kid(_metadata, self, NP_NOBODY, 0);
+	struct np_probe *r = &self->sh->probe;
+
+	ASSERT_GT(pid, 0);
+	ASSERT_EQ(0, np_probe_as(NP_NOBODY, -1, pid, self->sh));
+	/* __ptrace_may_access(): not SUID_DUMP_USER, no CAP_SYS_PTRACE. */
+	EXPECT_EQ(-EPERM, r->sys_ret);
+	EXPECT_EQ(r->sys_ret, r->array_ret);
+	EXPECT_EQ(r->sys_ret, r->range_ret);
+	EXPECT_EQ(0, r->mismatches);
+}
+
+/* A pid nobody has: -ESRCH, as the syscall. */
+TEST_F(target, nonexistent_pid)
+{
+	NP_SKIPPED();
+	long max = np_read_long("/proc/sys/kernel/pid_max");
+	int pids[] = { 0, -1, INT_MIN, INT_MAX };
+	struct numaplace_query q;
+	__u64 a = (uintptr_t)&q;
+	__s32 st;
+	int sys;
+
+	ASSERT_GT(max, 300);
+	for (pids[0] = max - 1; pids[0] > 300; pids[0]--)
+		if (kill(pids[0], 0) && errno == ESRCH)
+			break;
+	for (size_t i = 0; i < ARRAY_SIZE(pids); i++) {
+		long sret = np_sys_query(pids[i], 1, &a, &sys);
+
+		if (i == 0) {
+			EXPECT_EQ(-ESRCH, sret);
+		}
+		EXPECT_EQ(sret, np_query_array(self->fd, pids[i], 0, &a, 1,
+					       &st, NULL, 0, &q))
+			TH_LOG("pid %d", pids[i]);
+		EXPECT_EQ(sret, np_query_range(self->fd, pids[i], 0, a, 1,
+					       NULL, 0, &st, NULL, 0, &q))
+			TH_LOG("pid %d", pids[i]);
+	}
+}
+
+/* kthreadd has no mm: -EINVAL for root; for nobody, the syscall's. */
+TEST_F(target, kthread)
+{
+	NP_SKIPPED();
+	struct np_probe *r = &self->sh->probe;
+	char comm[32];
+
+	ASSERT_EQ(0, np_read_str("/proc/2/comm", comm, sizeof(comm)));
+	ASSERT_STREQ("kthreadd", comm);
+	np_probe_run(self->fd, 2, 0x10000, r);
+	EXPECT_EQ(-EINVAL, r->sys_ret);
+	EXPECT_EQ(-EINVAL, r->array_ret);
+	EXPECT_EQ(-EINVAL, r->range_ret);
+	ASSERT_EQ(0, np_probe_as(NP_NOBODY, -1, 2, self->sh));
+	EXPECT_EQ(r->sys_ret, r->array_ret);
+	EXPECT_EQ(r->sys_ret, r->range_ret);
+}
+
+static int np_proc_state(pid_t pid)
+{
+	char path[64], buf[512], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (np_read_str(path, buf, sizeof(buf)))
+		return 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+/* A zombie has no mm: -EINVAL, as the syscall. */
+TEST_F(target, zombie)
+{
+	NP_SKIPPED();
+	struct np_probe *r = &self->sh->probe;
+	pid_t pid = fork();
+
+	ASSERT_GE(pid, 0);
+	if (pid == 0)
+		_exit(0);
+	for (int i = 0; i < 200 && np_proc_state(pid) != 'Z'; i++)
+		usleep(10000);
+	ASSERT_EQ('Z', np_proc_state(pid));
+	np_probe_run(self->fd, pid, 0x10000, r);
+	EXPECT_EQ(-EINVAL, r->sys_ret);
+	EXPECT_EQ(-EINVAL, r->array_ret);
+	EXPECT_EQ(-EINVAL, r->range_ret);
+	waitpid(pid, NULL, 0);
+}
+
+/* Opened by root, used after setuid(nobody): nobody's rights count. */
+TEST_F(target, creds_at_ioctl_time)
+{
+	NP_SKIPPED();
+	pid_t pid = np_kid(_metadata, self, 0, 1);
+	struct np_probe *r = &self->sh->probe;
+	int fd = np_open();
+
+	ASSERT_GT(pid, 0);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, np_probe_as(NP_NOBODY, fd, pid, self->sh));
+	close(fd);
+	EXPECT_EQ(-EPERM, r->sys_ret);
+	EXPECT_EQ(-EPERM, r->array_ret);
+	EXPECT_EQ(-EPERM, r->range_ret);
+	EXPECT_EQ(0, r->self_ret);
+}
+
+/* Opened by nobody, passed to root: root's rights count. */
+TEST_F(target, fd_from_nobody)
+{
+	NP_SKIPPED();
+	pid_t pid = np_kid(_metadata, self, NP_NOBODY, 0);
+	char cbuf[CMSG_SPACE(sizeof(int))], c = 0;
+	struct iovec iov = { &c, 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *cm;
+	int sv[2], fd = -1, status;
+	pid_t kid;
+
+	ASSERT_GT(pid, 0);
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
+	kid = fork();
+	ASSERT_GE(kid, 0);
+	if (kid == 0) {
+		close(sv[0]);
+		if (np_drop_to(NP_NOBODY))
+			_exit(2);
+		fd = np_open();
+		if (fd < 0)
+			_exit(3);
+		memset(cbuf, 0, sizeof(cbuf));
+		cm = CMSG_FIRSTHDR(&msg);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+		_exit(sendmsg(sv[1], &msg, 0) == 1 ? 0 : 4);
+	}
+	close(sv[1]);
+	ASSERT_EQ(1, recvmsg(sv[0], &msg, 0));
+	ASSERT_EQ(kid, waitpid(kid, &status, 0));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	cm = CMSG_FIRSTHDR(&msg);
+	ASSERT_NE(NULL, cm);
+	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	close(sv[0]);
+	ASSERT_GE(fd, 0);
+	EXPECT_EQ(0, np_check_pid(self, fd, pid, self->sh->base,
+				  "nobody's fd"));
+	close(fd);
+}
+
+/*
+ * simulate_ibt=1: on 6.12 the exact ptrace check is gone (as on an
+ * IBT-enforcing CPU), so an unprivileged same-uid query of another
+ * process is -EPERM; 6.1 has no IBT and keeps it. Reloads the module
+ * plainly at the end (teardown).
+ */
+TEST_F_TIMEOUT(target, simulate_ibt, 60)
+{
+	NP_SKIPPED();
+	struct np_probe *r = &self->sh->probe;
+	struct numaplace_info info;
+	char val[8];
+	pid_t pid;
+
+	if (access(NP_MODULE_PATH, R_OK))
+		SKIP(return, "no %s", NP_MODULE_PATH);
+	/* The guest's CPU does not enforce IBT: the plain module is exact. */
+	EXPECT_TRUE(self->exact);
+	close(self->fd);
+	self->fd = -1;
+	self->reload = 1;
+	ASSERT_EQ(0, np_mod_reload("simulate_ibt=1"));
+	if (!np_read_str(NP_MODULE_PARAM, val, sizeof(val))) {
+		EXPECT_STREQ("Y", val);
+	}
+	self->fd = np_open();
+	ASSERT_GE(self->fd, 0);
+	ASSERT_EQ(0, np_get_info(self->fd, &info));
+	EXPECT_TRUE(info.features & NUMAPLACE_FEAT_QUERY);
+	if (self->c.new_kernel) {
+		EXPECT_FALSE(info.features & NUMAPLACE_FEAT_PTRACE_EXACT);
+	} else {
+		EXPECT_TRUE(info.features & NUMAPLACE_FEAT_PTRACE_EXACT);
+	}
+
+	pid = np_kid(_metadata, self, NP_NOBODY, 1);
+	ASSERT_GT(pid, 0);
+	ASSERT_EQ(0, np_probe_as(NP_NOBODY, -1, pid, self->sh));
+	EXPECT_EQ(0, r->sys_ret);
+	EXPECT_EQ(self->c.new_kernel ? -EPERM : 0, r->array_ret);
+	EXPECT_EQ(self->c.new_kernel ? -EPERM : 0, r->range_ret);
+	EXPECT_EQ(0, r->mismatches);
+	EXPECT_EQ(0, r->self_ret);
+	/* Root has CAP_SYS_PTRACE: the fallback lets it through. */
+	EXPECT_EQ(0, np_check_pid(self, self->fd, pid, self->sh->base,
+				  "simulate_ibt root"));
+}
+
+TEST_HARNESS_MAIN
