@@ -119,6 +119,12 @@ static int np_walk_pte_slow(struct np_walk *w, pte_t pte, unsigned long *pfn,
 		*kind |= np_walk_swap_kind(pte_to_swp_entry(pte));
 		return -ENOENT;
 	}
+	if (pte_protnone(pte)) {
+		/* PROT_NONE or NUMA hint: 6.1's follow_page_pte() sees no page. */
+		*kind |= NUMAPLACE_KIND_PROTNONE;
+		if (legacy)
+			return -ENOENT;
+	}
 	if (pte_special(pte) || pte_devmap(pte)) {
 		if (is_zero_pfn(pte_pfn(pte))) {
 			*kind |= NUMAPLACE_KIND_ZERO;
@@ -128,10 +134,6 @@ static int np_walk_pte_slow(struct np_walk *w, pte_t pte, unsigned long *pfn,
 		/* 6.1: devmap pages were found, then zone-device: -ENOENT. */
 		return legacy && !pte_devmap(pte) ? -EFAULT : -ENOENT;
 	}
-	/* PROT_NONE or NUMA hint: 6.1's follow_page() saw no page. */
-	*kind |= NUMAPLACE_KIND_PROTNONE;
-	if (legacy)
-		return -ENOENT;
 	*kind |= NUMAPLACE_KIND_PRESENT;
 	*pfn = pte_pfn(pte);
 	return np_walk_pfn_status(w, *pfn, kind);
@@ -265,26 +267,23 @@ static bool np_walk_leaf(struct np_walk *w, unsigned long addr,
 
 	pfn += (addr & ((level == NUMAPLACE_KIND_PUD ? PUD_SIZE : PMD_SIZE) - 1))
 	       >> PAGE_SHIFT;
+	if (protnone)
+		kind |= NUMAPLACE_KIND_PROTNONE;
 	if (w->vma_kind & NUMAPLACE_KIND_HUGETLB) {
 		/* Both kernels follow hugetlb entries, PROT_NONE or not. */
 		kind |= NUMAPLACE_KIND_PRESENT;
-		if (protnone)
-			kind |= NUMAPLACE_KIND_PROTNONE;
 		status = np_walk_pfn_status(w, pfn, &kind);
+	} else if (protnone && legacy) {
+		/* 6.1: follow_pmd_mask() takes a PROT_NONE PMD for a hole. */
+		status = w->hole_status;
 	} else if (special) {
 		kind |= NUMAPLACE_KIND_SPECIAL;
 		status = -ENOENT;
 	} else if (np_walk_huge_zero(w, writable, pfn)) {
 		kind |= NUMAPLACE_KIND_ZERO;
 		status = -EFAULT;
-	} else if (protnone && legacy) {
-		/* 6.1: follow_pmd_mask() takes a PROT_NONE PMD for a hole. */
-		kind |= NUMAPLACE_KIND_PROTNONE;
-		status = w->hole_status;
 	} else {
 		kind |= NUMAPLACE_KIND_PRESENT;
-		if (protnone)
-			kind |= NUMAPLACE_KIND_PROTNONE;
 		status = np_walk_pfn_status(w, pfn, &kind);
 	}
 	return np_walk_add(w, addr, (end - addr) >> PAGE_SHIFT,
