@@ -108,6 +108,7 @@ static int np_walk_pte_slow(struct np_walk *w, pte_t pte, unsigned long *pfn,
 			    u32 *kind)
 {
 	bool legacy = w->flags & NP_WALK_LEGACY;
+	int status;
 
 	*pfn = 0;
 	*kind = w->vma_kind;
@@ -119,24 +120,30 @@ static int np_walk_pte_slow(struct np_walk *w, pte_t pte, unsigned long *pfn,
 		*kind |= np_walk_swap_kind(pte_to_swp_entry(pte));
 		return -ENOENT;
 	}
-	if (pte_protnone(pte)) {
-		/* PROT_NONE or NUMA hint: 6.1's follow_page_pte() sees no page. */
-		*kind |= NUMAPLACE_KIND_PROTNONE;
-		if (legacy)
-			return -ENOENT;
-	}
 	if (pte_special(pte) || pte_devmap(pte)) {
 		if (is_zero_pfn(pte_pfn(pte))) {
 			*kind |= NUMAPLACE_KIND_ZERO;
-			return -EFAULT;
+			status = -EFAULT;
+		} else {
+			*kind |= NUMAPLACE_KIND_SPECIAL;
+			/* 6.1: devmap pages were found, then zone-device. */
+			status = legacy && !pte_devmap(pte) ? -EFAULT : -ENOENT;
 		}
-		*kind |= NUMAPLACE_KIND_SPECIAL;
-		/* 6.1: devmap pages were found, then zone-device: -ENOENT. */
-		return legacy && !pte_devmap(pte) ? -EFAULT : -ENOENT;
+	} else {
+		*kind |= NUMAPLACE_KIND_PRESENT;
+		*pfn = pte_pfn(pte);
+		status = np_walk_pfn_status(w, *pfn, kind);
 	}
-	*kind |= NUMAPLACE_KIND_PRESENT;
-	*pfn = pte_pfn(pte);
-	return np_walk_pfn_status(w, *pfn, kind);
+	if (pte_protnone(pte)) {
+		*kind |= NUMAPLACE_KIND_PROTNONE;
+		/* 6.1's follow_page_pte() tests PROT_NONE first: no page. */
+		if (legacy) {
+			*kind &= ~NUMAPLACE_KIND_PRESENT;
+			*pfn = 0;
+			status = -ENOENT;
+		}
+	}
+	return status;
 }
 
 /* A present PTE of a page with a struct page and no special bit. */
@@ -273,18 +280,22 @@ static bool np_walk_leaf(struct np_walk *w, unsigned long addr,
 		/* Both kernels follow hugetlb entries, PROT_NONE or not. */
 		kind |= NUMAPLACE_KIND_PRESENT;
 		status = np_walk_pfn_status(w, pfn, &kind);
-	} else if (protnone && legacy) {
-		/* 6.1: follow_pmd_mask() takes a PROT_NONE PMD for a hole. */
-		status = w->hole_status;
-	} else if (special) {
-		kind |= NUMAPLACE_KIND_SPECIAL;
-		status = -ENOENT;
-	} else if (np_walk_huge_zero(w, writable, pfn)) {
-		kind |= NUMAPLACE_KIND_ZERO;
-		status = -EFAULT;
 	} else {
-		kind |= NUMAPLACE_KIND_PRESENT;
-		status = np_walk_pfn_status(w, pfn, &kind);
+		if (special) {
+			kind |= NUMAPLACE_KIND_SPECIAL;
+			status = -ENOENT;
+		} else if (np_walk_huge_zero(w, writable, pfn)) {
+			kind |= NUMAPLACE_KIND_ZERO;
+			status = -EFAULT;
+		} else {
+			kind |= NUMAPLACE_KIND_PRESENT;
+			status = np_walk_pfn_status(w, pfn, &kind);
+		}
+		/* 6.1's follow_pmd_mask() takes a PROT_NONE PMD for a hole. */
+		if (protnone && legacy) {
+			kind &= ~NUMAPLACE_KIND_PRESENT;
+			status = w->hole_status;
+		}
 	}
 	return np_walk_add(w, addr, (end - addr) >> PAGE_SHIFT,
 			   kind & NUMAPLACE_KIND_PRESENT ? pfn : 0, status, kind);
