@@ -25,8 +25,10 @@
  * and 32 KiB at worst) and the time between signal checks.
  */
 #define NP_QUERY_CHUNK		2048
-/* Runs buffered before they are copied out: 3 KiB. */
-#define NP_QUERY_RUNS_CHUNK	128
+/* Runs buffered (on the stack) before they are copied out: 384 bytes. */
+#define NP_QUERY_RUNS_CHUNK	16
+/* Node totals kept on the stack up to this many nodes, else allocated. */
+#define NP_QUERY_STACK_NODES	8
 /*
  * Pages walked per mmap-lock hold when no status array bounds the round:
  * 256 MiB of 4 KiB pages is well under a millisecond of walking, so
@@ -47,6 +49,8 @@
  * @runs_full: the caller's runs buffer is full: the call ends
  * @node_pages: pages answered per node (nr_node_ids entries at least)
  * @unplaced: pages answered with a negative status
+ * @runs_buf: @runs when the caller wants runs
+ * @node_buf: @node_pages for up to NP_QUERY_STACK_NODES nodes
  */
 struct np_query {
 	struct np_walk w;
@@ -58,6 +62,8 @@ struct np_query {
 	bool runs_full;
 	u64 *node_pages;
 	u64 unplaced;
+	struct numaplace_run runs_buf[NP_QUERY_RUNS_CHUNK];
+	u64 node_buf[NP_QUERY_STACK_NODES];
 };
 
 static bool np_query_extends(const struct numaplace_run *last,
@@ -285,9 +291,12 @@ static int np_query_run(struct np_query *q, struct numaplace_query *a)
 	struct np_stretch *st = NULL;
 	int ret = -ENOMEM;
 
-	q->node_pages = kcalloc(nr_nodes, sizeof(u64), GFP_KERNEL);
-	if (!q->node_pages)
-		return -ENOMEM;
+	q->node_pages = q->node_buf;
+	if (nr_nodes > NP_QUERY_STACK_NODES) {
+		q->node_pages = kcalloc(nr_nodes, sizeof(u64), GFP_KERNEL);
+		if (!q->node_pages)
+			return -ENOMEM;
+	}
 	if (a->status_ptr) {
 		q->segs = kmalloc_array(NP_QUERY_CHUNK, sizeof(*q->segs),
 					GFP_KERNEL);
@@ -302,22 +311,19 @@ static int np_query_run(struct np_query *q, struct numaplace_query *a)
 		kfree(st);
 	} else {
 		if (a->runs_ptr) {
-			q->runs = kmalloc_array(NP_QUERY_RUNS_CHUNK,
-						sizeof(*q->runs), GFP_KERNEL);
-			if (!q->runs)
-				goto free_segs;
+			q->runs = q->runs_buf;
 			q->runs_room = a->runs_cap;
 		}
 		ret = a->len ? np_query_range(q, a, a->start & PAGE_MASK,
 					      PAGE_ALIGN(a->start + a->len)) : 0;
-		kfree(q->runs);
 	}
 	if (!ret || ret == -EINTR)
 		ret = np_query_put_totals(q, a) ?: ret;
 free_segs:
 	kfree(q->segs);
 free_node_pages:
-	kfree(q->node_pages);
+	if (q->node_pages != q->node_buf)
+		kfree(q->node_pages);
 	return ret;
 }
 
