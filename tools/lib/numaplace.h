@@ -59,6 +59,20 @@ int numaplace_query_runs(int pid, const void *start, size_t len,
 int numaplace_query_totals(int pid, const void *start, size_t len,
 			   __u64 *node_pages, size_t nr_nodes, __u64 *unplaced);
 
+/*
+ * NUMAPLACE_IOC_MIGRATE with @m as prepared by the caller (size is set
+ * here). 0, or -errno (on -EINTR, -ENODEV, -EACCES and -EFAULT, m->done
+ * and the counters say what was done before the error).
+ */
+int numaplace_migrate(struct numaplace_migrate *m);
+
+/*
+ * Move [start, start + len) of process @pid (0 = caller) to @node (flags:
+ * NUMAPLACE_MIGRATE_*). @out, if not NULL, gets the counters. 0 or -errno.
+ */
+int numaplace_migrate_range(int pid, const void *start, size_t len, int node,
+			    unsigned int flags, struct numaplace_migrate *out);
+
 /* 1 if bit @node is set in a numaplace node mask. */
 static inline int numaplace_node_isset(const __u64 *mask, unsigned int node)
 {

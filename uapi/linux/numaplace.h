@@ -43,6 +43,7 @@
 enum numaplace_cmd {
 	NUMAPLACE_CMD_INFO = 0,
 	NUMAPLACE_CMD_QUERY = 1,
+	NUMAPLACE_CMD_MIGRATE = 2,
 	NUMAPLACE_CMD_MAX,
 };
 
@@ -170,5 +171,97 @@ struct numaplace_query {
 #define NUMAPLACE_QUERY_SIZE_VER0	136
 
 #define NUMAPLACE_IOC_QUERY	_IO(NUMAPLACE_TYPE, NUMAPLACE_CMD_QUERY)
+
+/* numaplace_migrate.flags */
+#define NUMAPLACE_MIGRATE_PAGES	    (1U << 0) /* pages_ptr/count, not start/len */
+#define NUMAPLACE_MIGRATE_MOVE_ALL  (1U << 1) /* MPOL_MF_MOVE_ALL: shared pages too */
+#define NUMAPLACE_MIGRATE_SPLIT_OK  (1U << 2) /* large folios may be split */
+#define NUMAPLACE_MIGRATE_AS_SYSCALL (1U << 3) /* this kernel's move_pages statuses */
+#define NUMAPLACE_MIGRATE_ENGINE_KERNEL (1U << 4) /* only the kernel engine */
+#define NUMAPLACE_MIGRATE_ENGINE_VMA	(1U << 5) /* only the migrate_vma engine */
+#define NUMAPLACE_MIGRATE_ENGINE_BATCH	(1U << 6) /* only the batched engine */
+
+/* numaplace_migrate.policy: where each page goes */
+enum numaplace_policy {
+	NUMAPLACE_POLICY_NODE = 0,	 /* every page to @node */
+	NUMAPLACE_POLICY_PER_PAGE = 1,	 /* page i to nodes_ptr[i] (move_pages' nodes[]) */
+	NUMAPLACE_POLICY_INTERLEAVE = 2, /* round-robin over @node_set, a folio at a time */
+	NUMAPLACE_POLICY_CPU = 3,	 /* to the node of CPU @cpu */
+	NUMAPLACE_POLICY_MAX,
+};
+
+/* numaplace_migrate.nr_failed[]: pages that did not move, by reason */
+enum numaplace_fail {
+	NUMAPLACE_FAIL_ENOMEM = 0,	/* no memory on the target node */
+	NUMAPLACE_FAIL_EBUSY = 1,	/* could not be isolated or migrated now */
+	NUMAPLACE_FAIL_EACCES = 2,	/* mapped by other processes, no MOVE_ALL */
+	NUMAPLACE_FAIL_EFAULT = 3,	/* no VMA, zero page, VM_IO/PFNMAP/DAX */
+	NUMAPLACE_FAIL_ENOENT = 4,	/* nothing mapped, swapped out, device page */
+	NUMAPLACE_FAIL_OTHER = 5,
+	NUMAPLACE_FAIL_MAX = 8,
+};
+
+/* numaplace_migrate.engines and numaplace_info engine reporting */
+#define NUMAPLACE_ENGINE_KERNEL	(1U << 0) /* the kernel's migrate_pages() */
+#define NUMAPLACE_ENGINE_VMA	(1U << 1) /* migrate_vma_* (exported API) */
+#define NUMAPLACE_ENGINE_BATCH	(1U << 2) /* numaplace's batched engine */
+
+/**
+ * struct numaplace_migrate - NUMAPLACE_IOC_MIGRATE: move these pages
+ * @size: in, sizeof(struct numaplace_migrate) as the caller knows it
+ * @flags: in, NUMAPLACE_MIGRATE_*
+ * @pid: in, the process whose pages move, 0 for the caller
+ * @policy: in, NUMAPLACE_POLICY_*
+ * @start: in, range mode: first address (rounded down to a page)
+ * @len: in, range mode: length in bytes
+ * @pages_ptr: in, array mode: user pointer to @count __u64 addresses
+ * @count: in, array mode: number of addresses
+ * @nodes_ptr: in, POLICY_PER_PAGE: user pointer to one __s32 node per page
+ *	of the range (range mode) or per address (array mode)
+ * @status_ptr: in, user buffer of __s32, one per page (range mode) or per
+ *	address (array mode), or 0: as move_pages' status[]: the node the
+ *	page is on when the call returns, or a negative errno
+ * @node: in, POLICY_NODE: the target node
+ * @cpu: in, POLICY_CPU: the CPU whose node is the target
+ * @node_set: in, POLICY_INTERLEAVE: bitmap of target nodes
+ * @done: out, pages (range mode) or addresses (array mode) handled; less
+ *	than asked only with an error (-EINTR, -ENODEV, -EACCES, -EFAULT for
+ *	a bad entry of the arrays): resume from there
+ * @nr_moved_pages: out, base pages migrated
+ * @nr_moved_folios: out, folios migrated (a THP counts once)
+ * @nr_in_place_pages: out, pages already on their target
+ * @nr_failed_pages: out, pages that did not move
+ * @nr_failed: out, @nr_failed_pages by reason, NUMAPLACE_FAIL_*
+ * @engines: out, NUMAPLACE_ENGINE_* that moved pages in this call
+ * @reserved0: must be 0
+ * @reserved: must be 0
+ */
+struct numaplace_migrate {
+	__u32 size;
+	__u32 flags;
+	__s32 pid;
+	__u32 policy;
+	__u64 start;
+	__u64 len;
+	__u64 pages_ptr;
+	__u64 count;
+	__u64 nodes_ptr;
+	__u64 status_ptr;
+	__s32 node;
+	__u32 cpu;
+	__u64 node_set[NUMAPLACE_NODE_WORDS];
+	__u64 done;
+	__u64 nr_moved_pages;
+	__u64 nr_moved_folios;
+	__u64 nr_in_place_pages;
+	__u64 nr_failed_pages;
+	__u64 nr_failed[NUMAPLACE_FAIL_MAX];
+	__u32 engines;
+	__u32 reserved0;
+	__u64 reserved[4];
+};
+#define NUMAPLACE_MIGRATE_SIZE_VER0	344
+
+#define NUMAPLACE_IOC_MIGRATE	_IO(NUMAPLACE_TYPE, NUMAPLACE_CMD_MIGRATE)
 
 #endif /* _UAPI_LINUX_NUMAPLACE_H */
