@@ -75,4 +75,54 @@ static __always_inline bool np_native_pgtables(void)
 #define NP_PMD_PLAIN_MASK (NP_PTE_PLAIN_MASK | _PAGE_PSE | _PAGE_RW)
 #define NP_PMD_PLAIN	  (_PAGE_PRESENT | _PAGE_PSE | _PAGE_RW)
 
+/*
+ * Migration internals whose prototypes live in mm/internal.h (not in the
+ * installed headers) or changed between the versions.
+ *
+ * v6.2 "mm/migrate: convert migrate_pages() to use folios" and v6.7
+ * "mm/migrate: ... new_folio_t": the allocation callback takes and returns
+ * a page on 6.1 and a folio on 6.12.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+typedef bool np_isolate_lru_t(struct folio *folio);
+#define NP_ISOLATE_LRU_OK(ret) (ret)
+#else
+/* 6.1: 0 on success, -EBUSY otherwise. */
+typedef int np_isolate_lru_t(struct folio *folio);
+#define NP_ISOLATE_LRU_OK(ret) ((ret) == 0)
+#endif
+
+/* mm/internal.h's struct migration_target_control, as each version has it. */
+struct np_mtc {
+	int nid;
+	nodemask_t *nmask;
+	gfp_t gfp_mask;
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 9, 0)
+	/* v6.9 "mm: add the migrate reason to struct migration_target_control" */
+	enum migrate_reason reason;
+#endif
+};
+
+/*
+ * Debian 6.1.192 has folio_isolate_hugetlb(page, list), 0 on success;
+ * v6.3+ isolate_hugetlb(folio, list), true on success.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#define NP_HUGETLB_ISOLATE isolate_hugetlb
+#define np_hugetlb_isolate_call(fn, folio, list) ((fn)((folio), (list)))
+#else
+#define NP_HUGETLB_ISOLATE folio_isolate_hugetlb
+#define np_hugetlb_isolate_call(fn, folio, list) (!(fn)(&(folio)->page, (list)))
+#endif
+
+/*
+ * "Mapped by more than one process", as move_pages(2) asks it: 6.1
+ * page_mapcount(page) > 1; v6.8+ folio_likely_mapped_shared(folio).
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 8, 0)
+#define np_mapped_shared(folio, page) folio_likely_mapped_shared(folio)
+#else
+#define np_mapped_shared(folio, page) (page_mapcount(page) > 1)
+#endif
+
 #endif /* _NUMAPLACE_COMPAT_H */

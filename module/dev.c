@@ -20,23 +20,32 @@
 union np_ioctl_buf {
 	struct numaplace_info info;
 	struct numaplace_query query;
+	struct numaplace_migrate migrate;
 };
 
-#define NP_IOCTL_OP(_nr, _fn, _struct, _ver0, _flags)                    \
+#define NP_IOCTL_OP(_nr, _fn, _struct, _ver0, _flags, _progress)         \
 	[_nr] = {                                                          \
 		.cmd = _IO(NUMAPLACE_TYPE, _nr),                           \
 		.handler = _fn,                                            \
 		.size = sizeof(_struct),                                   \
 		.min_size = _ver0,                                         \
 		.valid_flags = _flags,                                     \
+		.progress = _progress,                                     \
 	}
 
 static const struct np_ioctl_op np_ioctl_ops[] = {
 	NP_IOCTL_OP(NUMAPLACE_CMD_INFO, np_info, struct numaplace_info,
-		    NUMAPLACE_INFO_SIZE_VER0, 0),
+		    NUMAPLACE_INFO_SIZE_VER0, 0, false),
 	NP_IOCTL_OP(NUMAPLACE_CMD_QUERY, np_query, struct numaplace_query,
 		    NUMAPLACE_QUERY_SIZE_VER0,
-		    NUMAPLACE_QUERY_PAGES | NUMAPLACE_QUERY_AS_SYSCALL),
+		    NUMAPLACE_QUERY_PAGES | NUMAPLACE_QUERY_AS_SYSCALL, true),
+	NP_IOCTL_OP(NUMAPLACE_CMD_MIGRATE, np_migrate, struct numaplace_migrate,
+		    NUMAPLACE_MIGRATE_SIZE_VER0,
+		    NUMAPLACE_MIGRATE_PAGES | NUMAPLACE_MIGRATE_MOVE_ALL |
+		    NUMAPLACE_MIGRATE_SPLIT_OK | NUMAPLACE_MIGRATE_AS_SYSCALL |
+		    NUMAPLACE_MIGRATE_ENGINE_KERNEL |
+		    NUMAPLACE_MIGRATE_ENGINE_VMA |
+		    NUMAPLACE_MIGRATE_ENGINE_BATCH, true),
 };
 
 u64 np_ioctl_mask(void)
@@ -79,16 +88,17 @@ static long np_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return -EINVAL;
 
 	/*
-	 * On success, and on -EINTR (a fatal signal cut a long call short),
-	 * the struct goes back: its progress fields say what was done.
+	 * On success, and on any error of a command that reports progress
+	 * (a fatal signal, a bad node met half-way), the struct goes back:
+	 * its progress fields say what was done.
 	 */
 	ret = op->handler(&buf);
-	if (ret && ret != -EINTR)
+	if (ret && !op->progress)
 		return ret;
 
 	/* The caller sees its own size, not ours. */
 	hdr[0] = min_t(u32, usize, op->size);
-	if (copy_to_user(uarg, &buf, min_t(size_t, usize, op->size)))
+	if (copy_to_user(uarg, &buf, min_t(size_t, usize, op->size)) && !ret)
 		return -EFAULT;
 	return ret;
 }

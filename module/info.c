@@ -12,9 +12,14 @@
 u64 np_features(void)
 {
 	u64 features = NUMAPLACE_FEAT_QUERY; /* inline accessors and exports only */
+	unsigned int engines = np_migrate_engines();
 
 	if (np_target_exact())
 		features |= NUMAPLACE_FEAT_PTRACE_EXACT;
+	if (engines & NUMAPLACE_ENGINE_KERNEL)
+		features |= NUMAPLACE_FEAT_MIGRATE_KERNEL;
+	if (engines & NUMAPLACE_ENGINE_VMA)
+		features |= NUMAPLACE_FEAT_MIGRATE_VMA;
 	return features;
 }
 

@@ -17,7 +17,7 @@
 #include <linux/security.h>
 
 #include "numaplace.h"
-#include "compat.h"
+#include "ksyms.h"
 
 static bool simulate_ibt;
 module_param(simulate_ibt, bool, 0444);
@@ -69,14 +69,24 @@ static np_kallsyms_fn np_find_kallsyms(void)
 	return np_callable(addr) ? (np_kallsyms_fn)addr : NULL;
 }
 
-/* The allow-list: name, and where its typed pointer lives. */
-#define NP_KSYM(_name) { #_name, (void **)&np_ksyms._name }
+/* The allow-list: name, where its typed pointer lives, function or data. */
+#define NP_KSYM_AS(_name, _slot, _data) { _name, (void **)&np_ksyms._slot, _data }
+#define NP_KSYM(_name) NP_KSYM_AS(#_name, _name, false)
 static const struct {
 	const char *name;
 	void **slot;
+	bool data;	/* never called: no IBT question */
 } np_ksym_list[] = {
 	NP_KSYM(ptrace_may_access),
 	NP_KSYM(security_task_movememory),
+	NP_KSYM(cpuset_mems_allowed),
+	NP_KSYM(migrate_pages),
+	NP_KSYM(alloc_migration_target),
+	NP_KSYM(putback_movable_pages),
+	NP_KSYM(folio_isolate_lru),
+	NP_KSYM_AS(__stringify(NP_HUGETLB_ISOLATE), hugetlb_isolate, false),
+	NP_KSYM(lru_cache_disable),
+	NP_KSYM_AS("lru_disable_count", lru_disable_count, true),
 };
 
 int np_ksyms_init(void)
@@ -92,7 +102,7 @@ int np_ksyms_init(void)
 	}
 	for (i = 0; i < ARRAY_SIZE(np_ksym_list); i++) {
 		addr = lookup(np_ksym_list[i].name);
-		if (!np_callable(addr)) {
+		if (!addr || (!np_ksym_list[i].data && !np_callable(addr))) {
 			pr_info(NP_NAME ": %s %s: unsupported\n",
 				np_ksym_list[i].name,
 				addr ? "sealed under IBT" : "not found");

@@ -6,6 +6,7 @@
 #include <linux/init.h>
 
 #include "numaplace.h"
+#include "ksyms.h"
 
 static int __init np_init(void)
 {

@@ -6,8 +6,7 @@
 #define _NUMAPLACE_INTERNAL_H
 
 #include <linux/types.h>
-#include <linux/ptrace.h>
-#include <linux/security.h>
+#include <linux/nodemask.h>
 #include <linux/numaplace.h>
 
 #define NP_NAME "numaplace"
@@ -20,6 +19,8 @@
  * @size: sizeof() the struct as this module knows it
  * @min_size: the first published size (*_SIZE_VER0): shorter is -EINVAL
  * @valid_flags: the flags the command knows: others are -EINVAL
+ * @progress: the struct goes back to the caller on an error too: its
+ *	progress fields say what was done before it
  */
 struct np_ioctl_op {
 	unsigned int cmd;
@@ -27,23 +28,20 @@ struct np_ioctl_op {
 	size_t size;
 	size_t min_size;
 	u32 valid_flags;
+	bool progress;
 };
 
 struct mm_struct;
 struct task_struct;
 
-/*
- * module/ksyms.c: unexported internals, NULL when missing or unsafe to
- * call. Types are the kernel headers' own prototypes.
- */
-struct np_ksyms {
-	typeof(&ptrace_may_access) ptrace_may_access;
-	typeof(&security_task_movememory) security_task_movememory;
-};
-extern struct np_ksyms np_ksyms;
-int np_ksyms_init(void);
-
 /* module/target.c */
+struct np_target {
+	struct mm_struct *mm;	/* with a reference */
+	nodemask_t mems;	/* where the task's cpuset lets its pages go */
+};
+
+int np_target_get(pid_t pid, struct np_target *t);
+void np_target_put(struct np_target *t);
 struct mm_struct *np_target_mm(pid_t pid);
 bool np_target_exact(void);
 
@@ -89,9 +87,15 @@ struct np_seg {
 int np_get_stretches(const u64 __user *src, unsigned int n,
 		     struct np_stretch *st);
 int np_put_segs(s32 __user *dst, const struct np_seg *segs, unsigned int nr);
+int np_get_s32s(s32 *dst, const s32 __user *src, unsigned int n);
+int np_put_s32s(s32 __user *dst, const s32 *src, unsigned int n);
 
 /* module/query.c */
 int np_query(void *arg);
+
+/* module/migrate.c */
+int np_migrate(void *arg);
+unsigned int np_migrate_engines(void);
 
 /* module/info.c */
 int np_info(void *arg);

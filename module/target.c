@@ -5,6 +5,8 @@
  * the caller's credentials now, the LSM movememory hook, then the mm.
  */
 #include <linux/capability.h>
+#include <linux/cpuset.h>
+#include <linux/nodemask.h>
 #include <linux/pid.h>
 #include <linux/ptrace.h>
 #include <linux/sched/mm.h>
@@ -13,6 +15,7 @@
 #include <linux/security.h>
 
 #include "numaplace.h"
+#include "ksyms.h"
 
 /* The exact check needs two internals; without both, be stricter. */
 bool np_target_exact(void)
@@ -37,41 +40,68 @@ static int np_target_allowed(struct task_struct *task)
 	return -EPERM;
 }
 
+/* The nodes the task's cpuset lets its pages go to, as the syscall reads them. */
+static void np_target_mems(struct task_struct *task, nodemask_t *mems)
+{
+	if (np_ksyms.cpuset_mems_allowed) {
+		*mems = np_ksyms.cpuset_mems_allowed(task);
+		return;
+	}
+	/* The task's own copy of its cpuset's mems, kept under task_lock(). */
+	task_lock(task);
+	*mems = task->mems_allowed;
+	task_unlock(task);
+	nodes_and(*mems, *mems, node_states[N_MEMORY]);
+}
+
 /**
- * np_target_mm - the mm of process @pid (0: the caller), checked as
- * move_pages(2) checks it
+ * np_target_get - the mm (and cpuset mems) of process @pid (0: the
+ * caller), checked as move_pages(2) checks it
  * @pid: a pid in the caller's pid namespace, or 0
+ * @t: out: @t->mm with a reference (np_target_put() it), @t->mems
  *
- * Return: the mm with a reference (mmput() it), or ERR_PTR(-ESRCH) for no
- * such process, -EPERM when the caller may not look at it, the LSM's
- * error, or -EINVAL for a process without an mm (kernel thread, zombie).
+ * Return: 0, -ESRCH for no such process, -EPERM when the caller may not
+ * look at it, the LSM's error, or -EINVAL for a process without an mm
+ * (kernel thread, zombie).
  */
-struct mm_struct *np_target_mm(pid_t pid)
+int np_target_get(pid_t pid, struct np_target *t)
 {
 	struct task_struct *task;
-	struct mm_struct *mm;
 	int ret;
 
-	if (!pid) {
-		mm = get_task_mm(current);
-		return mm ?: ERR_PTR(-EINVAL);
-	}
 	if (pid < 0)
-		return ERR_PTR(-ESRCH);
-
-	rcu_read_lock();
-	task = get_pid_task(find_vpid(pid), PIDTYPE_PID);
-	rcu_read_unlock();
-	if (!task)
-		return ERR_PTR(-ESRCH);
-
-	ret = np_target_allowed(task);
-	if (ret) {
-		mm = ERR_PTR(ret);
-		goto put_task;
+		return -ESRCH;
+	if (!pid) {
+		task = current;
+		get_task_struct(task);
+	} else {
+		rcu_read_lock();
+		task = get_pid_task(find_vpid(pid), PIDTYPE_PID);
+		rcu_read_unlock();
+		if (!task)
+			return -ESRCH;
+		ret = np_target_allowed(task);
+		if (ret)
+			goto put_task;
 	}
-	mm = get_task_mm(task) ?: ERR_PTR(-EINVAL);
+	np_target_mems(task, &t->mems);
+	t->mm = get_task_mm(task);
+	ret = t->mm ? 0 : -EINVAL;
 put_task:
 	put_task_struct(task);
-	return mm;
+	return ret;
+}
+
+void np_target_put(struct np_target *t)
+{
+	mmput(t->mm);
+}
+
+/* The mm of @pid for a query: np_target_get() without the mems. */
+struct mm_struct *np_target_mm(pid_t pid)
+{
+	struct np_target t;
+	int ret = np_target_get(pid, &t);
+
+	return ret ? ERR_PTR(ret) : t.mm;
 }

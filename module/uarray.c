@@ -79,3 +79,35 @@ efault:
 	user_access_end();
 	return -EFAULT;
 }
+
+/* Read @n s32 from user memory (move_pages' nodes[]). 0 or -EFAULT. */
+int np_get_s32s(s32 *dst, const s32 __user *src, unsigned int n)
+{
+	unsigned int i;
+
+	if (!user_access_begin(src, n * sizeof(*src)))
+		return -EFAULT;
+	for (i = 0; i < n; i++)
+		unsafe_get_user(dst[i], src + i, efault);
+	user_access_end();
+	return 0;
+efault:
+	user_access_end();
+	return -EFAULT;
+}
+
+/* Write @n s32 to user memory (a status array). 0 or -EFAULT. */
+int np_put_s32s(s32 __user *dst, const s32 *src, unsigned int n)
+{
+	unsigned int i;
+
+	if (!user_access_begin(dst, n * sizeof(*dst)))
+		return -EFAULT;
+	for (i = 0; i < n; i++)
+		unsafe_put_user(src[i], dst + i, efault);
+	user_access_end();
+	return 0;
+efault:
+	user_access_end();
+	return -EFAULT;
+}

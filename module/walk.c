@@ -246,6 +246,8 @@ static bool np_walk_pte_table(struct np_walk *w, pmd_t *pmdp, pmd_t pmdval,
 		return false;
 	}
 	np_walk_ptes(w, pte_offset_kernel(&pmdval, addr), addr, end);
+	if ((w->flags & NP_WALK_LOCKED) && !w->stopped)
+		np_walk_flush(w);
 	spin_unlock(ptl);
 	return true;
 }
@@ -376,6 +378,21 @@ again:
 		return np_walk_hole(w, addr, next);
 	if (!pmd_present(pmd))
 		return np_walk_leaf_entry(w, addr, next, pmd_to_swp_entry(pmd));
+	if ((pmd_leaf(pmd) || pmd_devmap(pmd)) && (w->flags & NP_WALK_LOCKED)) {
+		spinlock_t *ptl = pmd_lock(w->mm, pmdp);
+		bool ok;
+
+		if (!pmd_same(pmd, np_pmdp_get(pmdp))) {
+			spin_unlock(ptl);
+			goto again;
+		}
+		ok = np_walk_leaf(w, addr, next, pmd_pfn(pmd), pmd_protnone(pmd),
+				  pmd_devmap(pmd) || np_pmd_special(pmd),
+				  pmd_write(pmd), NUMAPLACE_KIND_PMD) &&
+		     np_walk_flush(w);
+		spin_unlock(ptl);
+		return ok;
+	}
 	if (pmd_leaf(pmd) || pmd_devmap(pmd))
 		return np_walk_leaf(w, addr, next, pmd_pfn(pmd),
 				    pmd_protnone(pmd),
@@ -419,6 +436,37 @@ static bool np_walk_pmds(struct np_walk *w, pud_t *pudp, unsigned long addr,
 	return true;
 }
 
+static bool np_walk_pud_leaf(struct np_walk *w, pud_t *pudp, pud_t pud,
+			     unsigned long addr, unsigned long next)
+{
+	spinlock_t *ptl;
+	bool ok;
+
+	if (!(w->flags & NP_WALK_LOCKED))
+		return np_walk_leaf(w, addr, next, pud_pfn(pud), false,
+				    pud_devmap(pud) || np_pud_special(pud),
+				    pud_write(pud), NUMAPLACE_KIND_PUD);
+	ptl = pud_lock(w->mm, pudp);
+	/*
+	 * Read again under the lock. A hugetlb PUD is never split into a
+	 * table: if it is no longer a leaf, it is gone or under migration.
+	 */
+	pud = np_pudp_get(pudp);
+	if (!pud_present(pud) || !(pud_leaf(pud) || pud_devmap(pud))) {
+		spin_unlock(ptl);
+		if (pud_none(pud))
+			return np_walk_hole(w, addr, next);
+		return np_walk_leaf_entry(w, addr, next,
+					  pte_to_swp_entry(__pte(pud_val(pud))));
+	}
+	ok = np_walk_leaf(w, addr, next, pud_pfn(pud), false,
+			  pud_devmap(pud) || np_pud_special(pud),
+			  pud_write(pud), NUMAPLACE_KIND_PUD) &&
+	     np_walk_flush(w);
+	spin_unlock(ptl);
+	return ok;
+}
+
 static bool np_walk_puds(struct np_walk *w, p4d_t *p4dp, unsigned long addr,
 			 unsigned long end)
 {
@@ -437,9 +485,7 @@ static bool np_walk_puds(struct np_walk *w, p4d_t *p4dp, unsigned long addr,
 						pte_to_swp_entry(__pte(pud_val(pud)))))
 				return false;
 		} else if (pud_leaf(pud) || pud_devmap(pud)) {
-			if (!np_walk_leaf(w, addr, next, pud_pfn(pud), false,
-					  pud_devmap(pud) || np_pud_special(pud),
-					  pud_write(pud), NUMAPLACE_KIND_PUD))
+			if (!np_walk_pud_leaf(w, pudp, pud, addr, next))
 				return false;
 		} else if (pud_bad(pud)) {
 			if (!np_walk_hole(w, addr, next))
@@ -478,6 +524,7 @@ static bool np_walk_vma(struct np_walk *w, struct vm_area_struct *vma,
 	unsigned long next;
 	pgd_t pgd;
 
+	w->vma = vma;
 	w->vma_kind = vma_is_anonymous(vma) ? NUMAPLACE_KIND_ANON :
 					      NUMAPLACE_KIND_FILE;
 	if (is_vm_hugetlb_page(vma))
@@ -549,6 +596,7 @@ bool np_walk_range(struct np_walk *w, unsigned long start, unsigned long end)
 			continue;
 		}
 		/* No VMA: -EFAULT, as vma_lookup() failing in the syscall. */
+		w->vma = NULL;
 		w->vma_kind = 0;
 		if (!np_walk_add(w, addr, (vend - addr) >> PAGE_SHIFT, 0, -EFAULT,
 				 NUMAPLACE_KIND_NOVMA))

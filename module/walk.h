@@ -42,6 +42,12 @@ typedef unsigned long (*np_walk_emit_fn)(struct np_walk *w,
 /* np_walk.flags */
 #define NP_WALK_LEGACY		BIT(0)	/* answer as 6.1's follow_page() */
 #define NP_WALK_PFN_CONTIG	BIT(1)	/* split runs where pfns jump */
+/*
+ * Present runs are emitted with their page table's lock held (PTE lock,
+ * or the PMD/PUD lock of a leaf), so the consumer may take references or
+ * isolate the folios it sees: runs end at every table and leaf.
+ */
+#define NP_WALK_LOCKED		BIT(2)
 
 /**
  * struct np_walk - one walk over one mm; the consumer embeds it
@@ -58,7 +64,8 @@ struct np_walk {
 	np_walk_emit_fn emit;
 	unsigned long budget;
 	unsigned long next;
-	/* private to walk.c */
+	/* private to walk.c, but @vma may be read by @emit */
+	struct vm_area_struct *vma;	/* VMA of the run being emitted, or NULL */
 	struct np_run cur;		/* pending run, not yet emitted */
 	u32 vma_kind;			/* ANON/FILE/HUGETLB of the current VMA */
 	int hole_status;		/* answer for nothing mapped in that VMA */

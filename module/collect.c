@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * numaplace: collect for MIGRATE. The walker's runs (locked, physically
+ * contiguous) become folios, each handled once, with move_pages(2)'s
+ * checks in its order (6.12's add_folio_for_migration()): VMA migratable,
+ * a page there, not already on its target, not shared without MOVE_ALL,
+ * isolated. What an engine takes is answered after it ran: resolve walks
+ * the pages again and reports the node each one is on.
+ */
+#include <linux/dax.h>
+#include <linux/hugetlb.h>
+#include <linux/mm.h>
+#include <linux/mm_inline.h>
+#include <linux/vmstat.h>
+
+#include "migrate.h"
+#include "compat.h"
+
+/* Record @err for @n chunk indexes from @i: not moved, and why. */
+void np_mig_fail(struct np_mig *m, unsigned int i, unsigned int n, int err)
+{
+	while (n--)
+		m->status[i++] = err;
+}
+
+/*
+ * vma_migratable() (unexported) without its policy_zone test (unexported
+ * data; on x86-64 no file mapping's gfp zone is below ZONE_NORMAL).
+ */
+static bool np_vma_migratable(struct vm_area_struct *vma)
+{
+	if (!vma || vma->vm_flags & (VM_IO | VM_PFNMAP))
+		return false;
+	if (vma_is_dax(vma))
+		return false;
+	if (is_vm_hugetlb_page(vma) &&
+	    !hugepage_migration_supported(hstate_vma(vma)))
+		return false;
+	return true;
+}
+
+/* -ENODEV or -EACCES for a target the syscall would refuse, else 0. */
+int np_mig_node_check(const struct np_mig *m, int nid)
+{
+	if (nid < 0 || nid >= MAX_NUMNODES || !node_state(nid, N_MEMORY))
+		return -ENODEV;
+	if (!node_isset(nid, m->mems))
+		return -EACCES;
+	return 0;
+}
+
+/* The target of a new folio whose first page here is chunk index @i. */
+static int np_mig_target(struct np_mig *m, unsigned int i)
+{
+	int nid;
+
+	switch (m->a->policy) {
+	case NUMAPLACE_POLICY_PER_PAGE:
+		return m->target[i];
+	case NUMAPLACE_POLICY_INTERLEAVE:
+		nid = m->next_node;
+		m->next_node = next_node_in(nid, *(nodemask_t *)m->a->node_set);
+		return nid;
+	case NUMAPLACE_POLICY_CPU:
+		return cpu_to_node(m->a->cpu);
+	default:
+		return m->a->node;
+	}
+}
+
+/* Private anonymous, order 0, mapped once: what migrate_vma_*() moves. */
+static bool np_vma_engine_takes(struct np_mig *m, struct folio *folio,
+				struct page *page)
+{
+	struct vm_area_struct *vma = m->w.vma;
+
+	if (!(m->engines & NUMAPLACE_ENGINE_VMA) || !vma_is_anonymous(vma) ||
+	    folio_test_ksm(folio) || np_mapped_shared(folio, page))
+		return false;
+	if (!folio_test_large(folio))
+		return true;
+	/* It splits a PMD-mapped THP: only when the caller allows it. */
+	return (m->a->flags & NUMAPLACE_MIGRATE_SPLIT_OK) &&
+	       folio_test_pmd_mappable(folio);
+}
+
+static void np_mig_pending(struct np_mig *m, unsigned int i, unsigned int n,
+			   int target, bool vma)
+{
+	unsigned int k;
+
+	for (k = i; k < i + n; k++)
+		m->target[k] = target;
+	bitmap_set(m->pending, i, n);
+	if (vma)
+		bitmap_set(m->vma_pending, i, n);
+}
+
+/* One folio, @n of whose pages start at chunk index @i; @nid: its node. */
+static void np_collect_folio(struct np_mig *m, struct folio *folio,
+			     struct page *page, unsigned int i, unsigned int n,
+			     int nid)
+{
+	bool vma = false;
+	int target;
+
+	if (folio == m->last_folio) {
+		np_mig_pending(m, i, n, m->last_target, m->last_vma);
+		return;
+	}
+	target = np_mig_target(m, i);
+	if (nid == target) {
+		np_mig_fail(m, i, n, nid);	/* in place: the answer is the node */
+		m->a->nr_in_place_pages += n;
+		return;
+	}
+	if (!(m->a->flags & NUMAPLACE_MIGRATE_MOVE_ALL) &&
+	    np_mapped_shared(folio, page)) {
+		np_mig_fail(m, i, n, -EACCES);
+		return;
+	}
+	vma = np_vma_engine_takes(m, folio, page);
+	if (!vma) {
+		/* Racing, pinned, or a folio only the kernel engine moves. */
+		if (!(m->engines & NUMAPLACE_ENGINE_KERNEL) ||
+		    !np_engine_kernel_isolate(folio, &m->lists[target])) {
+			np_mig_fail(m, i, n, -EBUSY);
+			return;
+		}
+		m->nr_listed[target]++;
+	}
+	np_mig_pending(m, i, n, target, vma);
+	m->last_folio = folio;
+	m->last_target = target;
+	m->last_vma = vma;
+}
+
+static unsigned long np_collect_emit(struct np_walk *w, const struct np_run *run)
+{
+	struct np_mig *m = container_of(w, struct np_mig, w);
+	unsigned int i = m->idx0 + ((run->start - m->base) >> PAGE_SHIFT);
+	unsigned long n = run->nr_pages, k, nr;
+	struct folio *folio;
+	struct page *page;
+
+	if (!np_vma_migratable(w->vma)) {
+		np_mig_fail(m, i, n, -EFAULT);
+		return n;
+	}
+	if (!(run->kind & NUMAPLACE_KIND_PRESENT) || run->status < 0) {
+		np_mig_fail(m, i, n, run->status);
+		m->last_folio = NULL;
+		return n;
+	}
+	/* Present, physically contiguous, and this entry's lock is held. */
+	for (k = 0; k < n; k += nr) {
+		page = pfn_to_page(run->pfn + k);
+		folio = page_folio(page);
+		nr = min_t(unsigned long, n - k,
+			   folio_nr_pages(folio) - folio_page_idx(folio, page));
+		np_collect_folio(m, folio, page, i + k, nr, run->status);
+	}
+	return n;
+}
+
+/* Answer what the engines took: the node each page is on now. */
+static unsigned long np_resolve_emit(struct np_walk *w, const struct np_run *run)
+{
+	struct np_mig *m = container_of(w, struct np_mig, w);
+	unsigned int i = m->idx0 + ((run->start - m->base) >> PAGE_SHIFT);
+	unsigned long k;
+
+	for (k = i; k < i + run->nr_pages; k++) {
+		if (!test_bit(k, m->pending))
+			continue;
+		if (run->status == m->target[k]) {
+			m->status[k] = run->status;
+			m->a->nr_moved_pages++;
+		} else {
+			m->status[k] = m->node_err[m->target[k]] ?: -EBUSY;
+		}
+	}
+	return run->nr_pages;
+}
+
+void np_collect_begin(struct np_mig *m)
+{
+	m->last_folio = NULL;
+}
+
+/* Collect @nr_pages from @start, chunk indexes from @idx0. Locks held. */
+void np_collect_stretch(struct np_mig *m, unsigned long start,
+			unsigned int idx0, unsigned int nr_pages)
+{
+	m->w.emit = np_collect_emit;
+	m->w.flags |= NP_WALK_LOCKED | NP_WALK_PFN_CONTIG;
+	m->base = start;
+	m->idx0 = idx0;
+	np_walk_range(&m->w, start, start + ((unsigned long)nr_pages << PAGE_SHIFT));
+}
+
+void np_resolve_stretch(struct np_mig *m, unsigned long start,
+			unsigned int idx0, unsigned int nr_pages)
+{
+	if (find_next_bit(m->pending, idx0 + nr_pages, idx0) >= idx0 + nr_pages)
+		return;
+	m->w.emit = np_resolve_emit;
+	m->w.flags &= ~(NP_WALK_LOCKED | NP_WALK_PFN_CONTIG);
+	m->base = start;
+	m->idx0 = idx0;
+	np_walk_range(&m->w, start, start + ((unsigned long)nr_pages << PAGE_SHIFT));
+}

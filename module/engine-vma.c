@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * numaplace: the portable engine, on the exported device-migration API.
+ * migrate_vma_setup() collects a range and unmaps it (one TLB flush per
+ * page table for pages it can), we allocate on the target node and copy,
+ * migrate_vma_pages() moves mapping and flags, migrate_vma_finalize()
+ * restores every mapping. No internals, no IBT question. It splits PMD
+ * THPs and skips PTE-mapped large folios, so collect hands it private
+ * anonymous order-0 pages only (THPs when the caller allows a split).
+ * Runs with the mmap lock held for read.
+ */
+#include <linux/gfp.h>
+#include <linux/highmem.h>
+#include <linux/migrate.h>
+#include <linux/mm.h>
+#include <linux/pagemap.h>
+#include <linux/slab.h>
+
+#include "migrate.h"
+
+/* One migrate_vma_setup() covers at most a page table: 512 pages, 8 KiB of pfns. */
+#define NP_VMA_BATCH	PTRS_PER_PTE
+
+bool np_engine_vma_available(void)
+{
+	return IS_ENABLED(CONFIG_MIGRATION) && IS_ENABLED(CONFIG_DEVICE_MIGRATION);
+}
+
+/* Destinations for what setup collected; pages not ours stay (dst 0). */
+static void np_vma_alloc_copy(struct np_mig *m, struct migrate_vma *args,
+			      unsigned int idx0)
+{
+	struct page *spage, *dpage;
+	unsigned long j;
+	int target;
+
+	for (j = 0; j < args->npages; j++) {
+		args->dst[j] = 0;
+		if (!(args->src[j] & MIGRATE_PFN_MIGRATE))
+			continue;
+		spage = migrate_pfn_to_page(args->src[j]);
+		if (!spage || !test_bit(idx0 + j, m->vma_pending))
+			continue;
+		target = m->target[idx0 + j];
+		dpage = alloc_pages_node(target, GFP_HIGHUSER_MOVABLE |
+					 __GFP_THISNODE | __GFP_NOWARN, 0);
+		if (!dpage) {
+			m->node_err[target] = -ENOMEM;
+			continue;
+		}
+		lock_page(dpage);
+		copy_highpage(dpage, spage);
+		args->dst[j] = migrate_pfn(page_to_pfn(dpage));
+	}
+}
+
+static void np_vma_batch(struct np_mig *m, struct vm_area_struct *vma,
+			 unsigned long start, unsigned int idx0,
+			 unsigned int nr, unsigned long *src, unsigned long *dst)
+{
+	struct migrate_vma args = {
+		.vma = vma,
+		.start = start,
+		.end = start + ((unsigned long)nr << PAGE_SHIFT),
+		.src = src,
+		.dst = dst,
+		.flags = MIGRATE_VMA_SELECT_SYSTEM,
+	};
+	unsigned long j;
+
+	if (migrate_vma_setup(&args))
+		return;		/* left pending: resolve answers -EBUSY */
+	if (args.cpages)
+		np_vma_alloc_copy(m, &args, idx0);
+	else
+		memset(dst, 0, nr * sizeof(*dst));
+	migrate_vma_pages(&args);
+	for (j = 0; j < args.npages; j++) {
+		if (dst[j] && (src[j] & MIGRATE_PFN_MIGRATE)) {
+			m->a->nr_moved_folios++;
+			m->a->engines |= NUMAPLACE_ENGINE_VMA;
+		}
+	}
+	migrate_vma_finalize(&args);
+}
+
+/*
+ * Move the pages collect marked for this engine among @nr_pages from
+ * @start (chunk indexes from @idx0), a VMA and a page table at a time.
+ */
+void np_engine_vma_run(struct np_mig *m, unsigned long start,
+		       unsigned int idx0, unsigned int nr_pages)
+{
+	unsigned int i = idx0, end = idx0 + nr_pages, j, n;
+	struct vm_area_struct *vma;
+	unsigned long *src, *dst, addr;
+
+	i = find_next_bit(m->vma_pending, end, i);
+	if (i >= end)
+		return;
+	src = kmalloc_array(2 * NP_VMA_BATCH, sizeof(*src), GFP_KERNEL);
+	if (!src)
+		return;		/* left pending: resolve answers -EBUSY */
+	dst = src + NP_VMA_BATCH;
+	for (; i < end; i = find_next_bit(m->vma_pending, end, i + n)) {
+		addr = start + ((unsigned long)(i - idx0) << PAGE_SHIFT);
+		vma = vma_lookup(m->w.mm, addr);
+		/* A stretch of marked pages, within one VMA and page table. */
+		j = find_next_zero_bit(m->vma_pending, end, i);
+		n = min3(j - i, (unsigned int)((pmd_addr_end(addr, ULONG_MAX) - addr)
+					       >> PAGE_SHIFT),
+			 (unsigned int)NP_VMA_BATCH);
+		if (vma)
+			n = min_t(unsigned int, n, (vma->vm_end - addr) >> PAGE_SHIFT);
+		if (vma)
+			np_vma_batch(m, vma, addr, i, n, src, dst);
+	}
+	kfree(src);
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * numaplace: the unexported internals resolved by module/ksyms.c, typed
+ * from the kernel headers' own prototypes (or compat.h's copies of
+ * mm/internal.h ones). A NULL pointer: missing or unsafe to call.
+ */
+#ifndef _NUMAPLACE_KSYMS_H
+#define _NUMAPLACE_KSYMS_H
+
+#include <linux/cpuset.h>
+#include <linux/hugetlb.h>
+#include <linux/migrate.h>
+#include <linux/ptrace.h>
+#include <linux/security.h>
+#include <linux/swap.h>
+
+#include "compat.h"
+
+struct np_ksyms {
+	/* permission checks (target.c) */
+	typeof(&ptrace_may_access) ptrace_may_access;
+	typeof(&security_task_movememory) security_task_movememory;
+	typeof(&cpuset_mems_allowed) cpuset_mems_allowed;
+	/* the kernel migration engine (engine-kernel.c, collect.c) */
+	typeof(&migrate_pages) migrate_pages;
+	typeof(&alloc_migration_target) alloc_migration_target;
+	typeof(&putback_movable_pages) putback_movable_pages;
+	np_isolate_lru_t *folio_isolate_lru;
+	typeof(&NP_HUGETLB_ISOLATE) hugetlb_isolate;
+	typeof(&lru_cache_disable) lru_cache_disable;
+	/* data: lru_cache_enable() is an inline atomic_dec() of it */
+	atomic_t *lru_disable_count;
+};
+
+extern struct np_ksyms np_ksyms;
+int np_ksyms_init(void);
+
+#endif /* _NUMAPLACE_KSYMS_H */

@@ -1,0 +1,392 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * numaplace: NUMAPLACE_IOC_MIGRATE. Per round of NP_MIGRATE_CHUNK pages:
+ * read the caller's arrays (no lock held), collect under the mmap lock
+ * (isolating folios for the kernel engine, marking pages for the
+ * migrate_vma engine, which runs before the lock is dropped), run the
+ * kernel engine without locks, answer what the engines took by walking
+ * again, write the statuses, check for a fatal signal.
+ *
+ * Checks run in move_pages(2)'s order: flags (dev.c), capability, pid,
+ * ptrace, LSM, cpuset (target.c), then each target node as it is met: a
+ * bad node ends the call after the pages before it were handled, as the
+ * syscall's flush before it returns -ENODEV / -EACCES.
+ */
+#include <linux/capability.h>
+#include <linux/cpumask.h>
+#include <linux/mm.h>
+#include <linux/overflow.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "migrate.h"
+#include "compat.h"
+
+#define NP_MIGRATE_ENGINE_FLAGS                                          \
+	(NUMAPLACE_MIGRATE_ENGINE_KERNEL | NUMAPLACE_MIGRATE_ENGINE_VMA | \
+	 NUMAPLACE_MIGRATE_ENGINE_BATCH)
+
+/* The engines this host has. */
+unsigned int np_migrate_engines(void)
+{
+	unsigned int engines = 0;
+
+	if (np_engine_kernel_available())
+		engines |= NUMAPLACE_ENGINE_KERNEL;
+	if (np_engine_vma_available())
+		engines |= NUMAPLACE_ENGINE_VMA;
+	return engines;
+}
+
+/*
+ * The engines of this call. By default every engine this host has: the
+ * migrate_vma engine takes private anonymous order-0 pages (measured
+ * faster than the kernel engine on them, Documentation/performance.md),
+ * the kernel engine the rest. An ENGINE_* flag asks for exactly one.
+ */
+static int np_migrate_pick(const struct numaplace_migrate *a)
+{
+	unsigned int have = np_migrate_engines(), want;
+
+	switch (a->flags & NP_MIGRATE_ENGINE_FLAGS) {
+	case 0:
+		return have ?: -EOPNOTSUPP;
+	case NUMAPLACE_MIGRATE_ENGINE_KERNEL:
+		want = NUMAPLACE_ENGINE_KERNEL;
+		break;
+	case NUMAPLACE_MIGRATE_ENGINE_VMA:
+		want = NUMAPLACE_ENGINE_VMA;
+		break;
+	case NUMAPLACE_MIGRATE_ENGINE_BATCH:
+		want = NUMAPLACE_ENGINE_BATCH;
+		break;
+	default:
+		return -EINVAL;
+	}
+	return have & want ? want : -EOPNOTSUPP;
+}
+
+static int np_migrate_check(const struct numaplace_migrate *a)
+{
+	u64 end;
+
+	BUILD_BUG_ON(sizeof(a->node_set) != sizeof(nodemask_t));
+	if (a->reserved0 || memchr_inv(a->reserved, 0, sizeof(a->reserved)))
+		return -EINVAL;
+	if (a->policy >= NUMAPLACE_POLICY_MAX)
+		return -EINVAL;
+	if (!!a->nodes_ptr != (a->policy == NUMAPLACE_POLICY_PER_PAGE))
+		return -EINVAL;
+	if (a->policy == NUMAPLACE_POLICY_CPU &&
+	    (a->cpu >= nr_cpu_ids || !cpu_possible(a->cpu)))
+		return -EINVAL;
+	if (a->policy == NUMAPLACE_POLICY_INTERLEAVE &&
+	    bitmap_empty((unsigned long *)a->node_set, MAX_NUMNODES))
+		return -EINVAL;
+	if (a->flags & NUMAPLACE_MIGRATE_PAGES)
+		return a->start || a->len ? -EINVAL : 0;
+	if (a->pages_ptr || a->count)
+		return -EINVAL;
+	if (check_add_overflow(a->start, a->len, &end) ||
+	    (end & ~PAGE_MASK && !PAGE_ALIGN(end)))
+		return -EINVAL;
+	return 0;
+}
+
+/* The call's fixed targets (NODE, CPU, INTERLEAVE set) against the task. */
+static int np_migrate_check_nodes(struct np_mig *m)
+{
+	const struct numaplace_migrate *a = m->a;
+	nodemask_t *set = (nodemask_t *)a->node_set;
+	int nid, ret;
+
+	switch (a->policy) {
+	case NUMAPLACE_POLICY_NODE:
+		return np_mig_node_check(m, a->node);
+	case NUMAPLACE_POLICY_CPU:
+		return np_mig_node_check(m, cpu_to_node(a->cpu));
+	case NUMAPLACE_POLICY_INTERLEAVE:
+		for_each_node_mask(nid, *set) {
+			ret = np_mig_node_check(m, nid);
+			if (ret)
+				return ret;
+		}
+		m->next_node = first_node(*set);
+		return 0;
+	}
+	return 0;
+}
+
+/*
+ * POLICY_PER_PAGE: read @n nodes for chunk indexes 0.. into m->target.
+ * Return: how many are good (a bad one ends the round before it; *err
+ * says why), or -EFAULT.
+ */
+static int np_migrate_get_nodes(struct np_mig *m, u64 first, unsigned int n,
+				int *err)
+{
+	const s32 __user *src = u64_to_user_ptr(m->a->nodes_ptr);
+	unsigned int i;
+	int ret;
+
+	*err = 0;
+	if (m->a->policy != NUMAPLACE_POLICY_PER_PAGE)
+		return n;
+	ret = np_get_s32s(m->target, src + first, n);
+	if (ret)
+		return ret;
+	for (i = 0; i < n; i++) {
+		*err = np_mig_node_check(m, m->target[i]);
+		if (*err)
+			return i;
+	}
+	return n;
+}
+
+static void np_migrate_count(struct np_mig *m, unsigned int n)
+{
+	static const int reasons[NUMAPLACE_FAIL_OTHER] = {
+		[NUMAPLACE_FAIL_ENOMEM] = -ENOMEM,
+		[NUMAPLACE_FAIL_EBUSY] = -EBUSY,
+		[NUMAPLACE_FAIL_EACCES] = -EACCES,
+		[NUMAPLACE_FAIL_EFAULT] = -EFAULT,
+		[NUMAPLACE_FAIL_ENOENT] = -ENOENT,
+	};
+	unsigned int i, r;
+
+	for (i = 0; i < n; i++) {
+		if (m->status[i] >= 0)
+			continue;
+		m->a->nr_failed_pages++;
+		for (r = 0; r < NUMAPLACE_FAIL_OTHER; r++)
+			if (m->status[i] == reasons[r])
+				break;
+		m->a->nr_failed[r]++;
+	}
+}
+
+/* The end of a round: answers out, counters, signal check. */
+static int np_migrate_finish_round(struct np_mig *m, u64 first, unsigned int n)
+{
+	s32 __user *ustatus = u64_to_user_ptr(m->a->status_ptr);
+
+	np_migrate_count(m, n);
+	if (ustatus && np_put_s32s(ustatus + first, m->status, n))
+		return -EFAULT;
+	m->a->done = first + n;
+	if (fatal_signal_pending(current))
+		return -EINTR;
+	cond_resched();
+	return 0;
+}
+
+/* Collect, migrate and answer one round of stretches. */
+static int np_migrate_round(struct np_mig *m, const struct np_stretch *st,
+			    unsigned int nr, unsigned int n)
+{
+	unsigned int s, idx;
+	int ret;
+
+	bitmap_zero(m->pending, n);
+	bitmap_zero(m->vma_pending, n);
+	ret = np_walk_begin(&m->w);
+	if (ret)
+		return ret;
+	np_collect_begin(m);
+	for (s = 0, idx = 0; s < nr; idx += st[s++].nr_pages) {
+		if (st[s].start >= TASK_SIZE_MAX)
+			np_mig_fail(m, idx, st[s].nr_pages, -EFAULT);
+		else
+			np_collect_stretch(m, st[s].start, idx, st[s].nr_pages);
+	}
+	if (m->engines & NUMAPLACE_ENGINE_VMA)
+		for (s = 0, idx = 0; s < nr; idx += st[s++].nr_pages)
+			np_engine_vma_run(m, st[s].start, idx, st[s].nr_pages);
+	np_walk_end(&m->w);
+
+	if (m->engines & NUMAPLACE_ENGINE_KERNEL)
+		np_engine_kernel_run(m);
+
+	ret = np_walk_begin(&m->w);
+	if (ret)
+		return ret;
+	for (s = 0, idx = 0; s < nr; idx += st[s++].nr_pages)
+		if (st[s].start < TASK_SIZE_MAX)
+			np_resolve_stretch(m, st[s].start, idx, st[s].nr_pages);
+	np_walk_end(&m->w);
+	memset(m->node_err, 0, nr_node_ids * sizeof(*m->node_err));
+	return 0;
+}
+
+/* Cut the stretches of a round after @n entries. */
+static unsigned int np_migrate_cut(struct np_stretch *st, unsigned int nr,
+				   unsigned int n)
+{
+	unsigned int s, idx = 0;
+
+	for (s = 0; s < nr && idx < n; idx += st[s++].nr_pages)
+		if (idx + st[s].nr_pages > n)
+			st[s].nr_pages = n - idx;
+	return s;
+}
+
+static int np_migrate_array(struct np_mig *m, struct np_stretch *st)
+{
+	const u64 __user *upages = u64_to_user_ptr(m->a->pages_ptr);
+	unsigned int n, good;
+	int nr, ret, err;
+	u64 i;
+
+	for (i = 0; i < m->a->count; i += n) {
+		n = min_t(u64, m->a->count - i, NP_MIGRATE_CHUNK);
+		nr = np_get_stretches(upages + i, n, st);
+		if (nr < 0)
+			return nr;
+		good = np_migrate_get_nodes(m, i, n, &err);
+		if ((int)good < 0)
+			return good;
+		nr = np_migrate_cut(st, nr, good);
+		ret = np_migrate_round(m, st, nr, good);
+		if (ret)
+			return ret;
+		ret = np_migrate_finish_round(m, i, good);
+		if (ret || err)
+			return ret ?: err;
+	}
+	return 0;
+}
+
+static int np_migrate_range(struct np_mig *m, unsigned long start,
+			    unsigned long end)
+{
+	unsigned long addr = start;
+	struct np_stretch st;
+	unsigned int n, good;
+	int ret, err;
+
+	while (addr < end) {
+		n = min_t(unsigned long, (end - addr) >> PAGE_SHIFT,
+			  NP_MIGRATE_CHUNK);
+		good = np_migrate_get_nodes(m, (addr - start) >> PAGE_SHIFT, n,
+					    &err);
+		if ((int)good < 0)
+			return good;
+		st.start = addr;
+		st.nr_pages = good;
+		ret = np_migrate_round(m, &st, good ? 1 : 0, good);
+		if (ret)
+			return ret;
+		ret = np_migrate_finish_round(m, (addr - start) >> PAGE_SHIFT,
+					      good);
+		if (ret || err)
+			return ret ?: err;
+		addr += (unsigned long)n << PAGE_SHIFT;
+	}
+	return 0;
+}
+
+static int np_migrate_alloc(struct np_mig *m)
+{
+	unsigned int nid, words = BITS_TO_LONGS(NP_MIGRATE_CHUNK);
+
+	m->status = kvmalloc_array(NP_MIGRATE_CHUNK, sizeof(s32), GFP_KERNEL);
+	m->target = kvmalloc_array(NP_MIGRATE_CHUNK, sizeof(s32), GFP_KERNEL);
+	m->pending = kvmalloc_array(2 * words, sizeof(long), GFP_KERNEL);
+	m->lists = kcalloc(nr_node_ids, sizeof(*m->lists), GFP_KERNEL);
+	m->nr_listed = kcalloc(nr_node_ids, sizeof(*m->nr_listed), GFP_KERNEL);
+	m->node_err = kcalloc(nr_node_ids, sizeof(*m->node_err), GFP_KERNEL);
+	if (!m->status || !m->target || !m->pending || !m->lists ||
+	    !m->nr_listed || !m->node_err)
+		return -ENOMEM;
+	m->vma_pending = m->pending + words;
+	for (nid = 0; nid < nr_node_ids; nid++)
+		INIT_LIST_HEAD(&m->lists[nid]);
+	return 0;
+}
+
+static void np_migrate_free(struct np_mig *m)
+{
+	kfree(m->node_err);
+	kfree(m->nr_listed);
+	kfree(m->lists);
+	kvfree(m->pending);
+	kvfree(m->target);
+	kvfree(m->status);
+}
+
+static int np_migrate_run(struct np_mig *m)
+{
+	struct numaplace_migrate *a = m->a;
+	struct np_stretch *st;
+	bool lru_off;
+	int ret;
+
+	ret = np_migrate_alloc(m);
+	if (ret)
+		goto free;
+	lru_off = np_lru_disable();
+	if (a->flags & NUMAPLACE_MIGRATE_PAGES) {
+		st = kvmalloc_array(NP_MIGRATE_CHUNK, sizeof(*st), GFP_KERNEL);
+		ret = st ? np_migrate_array(m, st) : -ENOMEM;
+		kvfree(st);
+	} else if (a->len) {
+		ret = np_migrate_range(m, a->start & PAGE_MASK,
+				       PAGE_ALIGN(a->start + a->len));
+	}
+	if (lru_off)
+		np_lru_enable();
+free:
+	np_migrate_free(m);
+	return ret;
+}
+
+int np_migrate(void *arg)
+{
+	struct numaplace_migrate *a = arg;
+	struct np_mig *m;
+	struct np_target t;
+	int ret, engines;
+
+	BUILD_BUG_ON(offsetofend(struct numaplace_migrate, reserved) !=
+		     NUMAPLACE_MIGRATE_SIZE_VER0);
+	ret = np_migrate_check(a);
+	if (ret)
+		return ret;
+	engines = np_migrate_pick(a);
+	if (engines < 0)
+		return engines;
+	a->done = 0;
+	a->nr_moved_pages = 0;
+	a->nr_moved_folios = 0;
+	a->nr_in_place_pages = 0;
+	a->nr_failed_pages = 0;
+	memset(a->nr_failed, 0, sizeof(a->nr_failed));
+	a->engines = 0;
+	if ((a->flags & NUMAPLACE_MIGRATE_MOVE_ALL) && !capable(CAP_SYS_NICE))
+		return -EPERM;
+	ret = np_target_get(a->pid, &t);
+	if (ret)
+		return ret;
+
+	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	if (!m) {
+		ret = -ENOMEM;
+		goto put_target;
+	}
+	m->a = a;
+	m->mems = t.mems;
+	m->engines = engines;
+	m->w.mm = t.mm;
+	m->w.budget = ULONG_MAX;	/* a round is bounded by NP_MIGRATE_CHUNK */
+	if (NP_SYSCALL_QUERY_LEGACY && (a->flags & NUMAPLACE_MIGRATE_AS_SYSCALL))
+		m->w.flags |= NP_WALK_LEGACY;
+	ret = np_migrate_check_nodes(m);
+	if (!ret)
+		ret = np_migrate_run(m);
+	kfree(m);
+put_target:
+	np_target_put(&t);
+	return ret;
+}

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * numaplace: one NUMAPLACE_IOC_MIGRATE call, shared by collect.c (runs ->
+ * folios grouped by target node), the engines and migrate.c (the ioctl).
+ */
+#ifndef _NUMAPLACE_MIGRATE_H
+#define _NUMAPLACE_MIGRATE_H
+
+#include <linux/list.h>
+
+#include "walk.h"
+
+/*
+ * Pages (range mode) or addresses (array mode) handled per round: what is
+ * collected, migrated and answered before the next signal check. 64 MiB
+ * of 4 KiB pages; the per-page arrays of a round take 160 KiB.
+ */
+#define NP_MIGRATE_CHUNK	16384
+
+/**
+ * struct np_mig - one MIGRATE call
+ * @w: the walk (collect, then resolve)
+ * @a: the caller's request, kernel copy; its counters are updated here
+ * @mems: nodes the target task's cpuset allows
+ * @engines: NUMAPLACE_ENGINE_* this call may use
+ * @base: address of chunk index @idx0 (the stretch being walked)
+ * @idx0: chunk index of the first page of that stretch
+ * @status: per chunk index: the answer, final unless @pending says not
+ * @target: per chunk index: the page's target node
+ * @pending: chunk indexes handed to an engine: answered after it ran
+ * @vma_pending: of those, the ones for the migrate_vma engine
+ * @last_folio: the folio the previous page belonged to, if it went to an
+ *	engine (a large folio is handed over once)
+ * @last_target: its target
+ * @last_vma: it went to the migrate_vma engine
+ * @next_node: POLICY_INTERLEAVE: the node the next folio goes to
+ * @lists: per node, folios isolated for the kernel engine
+ * @nr_listed: per node, how many folios @lists holds
+ * @node_err: per node, the error of this round's migration to it
+ */
+struct np_mig {
+	struct np_walk w;
+	struct numaplace_migrate *a;
+	nodemask_t mems;
+	unsigned int engines;
+	unsigned long base;
+	unsigned int idx0;
+	s32 *status;
+	s32 *target;
+	unsigned long *pending;
+	unsigned long *vma_pending;
+	struct folio *last_folio;
+	int last_target;
+	bool last_vma;
+	int next_node;
+	struct list_head *lists;
+	unsigned int *nr_listed;
+	int *node_err;
+};
+
+/* module/collect.c */
+void np_collect_begin(struct np_mig *m);
+void np_collect_stretch(struct np_mig *m, unsigned long start,
+			unsigned int idx0, unsigned int nr_pages);
+void np_resolve_stretch(struct np_mig *m, unsigned long start,
+			unsigned int idx0, unsigned int nr_pages);
+int np_mig_node_check(const struct np_mig *m, int nid);
+void np_mig_fail(struct np_mig *m, unsigned int i, unsigned int n, int err);
+
+/* module/engine-kernel.c */
+bool np_engine_kernel_available(void);
+void np_engine_kernel_run(struct np_mig *m);
+bool np_engine_kernel_isolate(struct folio *folio, struct list_head *list);
+bool np_lru_disable(void);
+void np_lru_enable(void);
+
+/* module/engine-vma.c */
+bool np_engine_vma_available(void);
+void np_engine_vma_run(struct np_mig *m, unsigned long start,
+		       unsigned int idx0, unsigned int nr_pages);
+
+#endif /* _NUMAPLACE_MIGRATE_H */
