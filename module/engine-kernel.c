@@ -16,6 +16,7 @@
 
 #include "migrate.h"
 #include "ksyms.h"
+#include "stats.h"
 
 bool np_engine_kernel_available(void)
 {
@@ -61,19 +62,29 @@ bool np_engine_kernel_isolate(struct folio *folio, struct list_head *list)
 	return true;
 }
 
-static unsigned int np_list_len(struct list_head *list)
+/*
+ * Count every folio of @list as moved from its node to @nid (@sign 1),
+ * or take back the ones that failed (@sign -1): per-CPU counters add up
+ * modulo 2^64, so the sum is exact once both passes are done. Returns the
+ * number of folios.
+ */
+static unsigned int np_list_account(struct list_head *list, int nid, int sign)
 {
-	struct list_head *pos;
+	struct folio *folio;
 	unsigned int n = 0;
 
-	list_for_each(pos, list)
+	list_for_each_entry(folio, list, lru) {
+		np_stat_folio_moved(folio_nid(folio), nid, folio_order(folio),
+				    sign);
 		n++;
+	}
 	return n;
 }
 
 /* Migrate every node's list; what fails is put back, its error noted. */
 void np_engine_kernel_run(struct np_mig *m)
 {
+	u64 t0 = ktime_get_ns();
 	unsigned int succeeded, failed;
 	struct np_mtc mtc = {
 		.gfp_mask = GFP_HIGHUSER_MOVABLE | __GFP_THISNODE,
@@ -88,13 +99,14 @@ void np_engine_kernel_run(struct np_mig *m)
 			continue;
 		mtc.nid = nid;
 		succeeded = 0;
+		np_list_account(&m->lists[nid], nid, 1);
 		ret = np_ksyms.migrate_pages(&m->lists[nid],
 					     np_ksyms.alloc_migration_target,
 					     NULL, (unsigned long)&mtc,
 					     MIGRATE_SYNC, MR_SYSCALL, &succeeded);
 		failed = 0;
 		if (ret) {
-			failed = np_list_len(&m->lists[nid]);
+			failed = np_list_account(&m->lists[nid], nid, -1);
 			np_ksyms.putback_movable_pages(&m->lists[nid]);
 			/* -ENOMEM: no room on the node; else busy or racing. */
 			m->node_err[nid] = ret < 0 ? ret : -EBUSY;
@@ -105,4 +117,6 @@ void np_engine_kernel_run(struct np_mig *m)
 		}
 		m->nr_listed[nid] = 0;
 	}
+	np_stat_phase(NUMAPLACE_ENGINE_KERNEL, NUMAPLACE_PHASE_MIGRATE,
+		      ktime_get_ns() - t0);
 }

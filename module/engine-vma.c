@@ -17,6 +17,7 @@
 #include <linux/slab.h>
 
 #include "migrate.h"
+#include "stats.h"
 
 /* One migrate_vma_setup() covers at most a page table: 512 pages, 8 KiB of pfns. */
 #define NP_VMA_BATCH	PTRS_PER_PTE
@@ -66,22 +67,33 @@ static void np_vma_batch(struct np_mig *m, struct vm_area_struct *vma,
 		.dst = dst,
 		.flags = MIGRATE_VMA_SELECT_SYSTEM,
 	};
+	u64 t0 = ktime_get_ns(), t1, t2;
+	struct page *spage;
 	unsigned long j;
 
 	if (migrate_vma_setup(&args))
 		return;		/* left pending: resolve answers -EBUSY */
+	t1 = ktime_get_ns();
+	np_stat_phase(NUMAPLACE_ENGINE_VMA, NUMAPLACE_PHASE_UNMAP, t1 - t0);
 	if (args.cpages)
 		np_vma_alloc_copy(m, &args, idx0);
 	else
 		memset(dst, 0, nr * sizeof(*dst));
+	t2 = ktime_get_ns();
+	np_stat_phase(NUMAPLACE_ENGINE_VMA, NUMAPLACE_PHASE_COPY, t2 - t1);
 	migrate_vma_pages(&args);
 	for (j = 0; j < args.npages; j++) {
-		if (dst[j] && (src[j] & MIGRATE_PFN_MIGRATE)) {
-			m->a->nr_moved_folios++;
-			m->a->engines |= NUMAPLACE_ENGINE_VMA;
-		}
+		if (!dst[j] || !(src[j] & MIGRATE_PFN_MIGRATE))
+			continue;
+		spage = migrate_pfn_to_page(src[j]);
+		np_stat_folio_moved(page_to_nid(spage), m->target[idx0 + j], 0,
+				    1);
+		m->a->nr_moved_folios++;
+		m->a->engines |= NUMAPLACE_ENGINE_VMA;
 	}
 	migrate_vma_finalize(&args);
+	np_stat_phase(NUMAPLACE_ENGINE_VMA, NUMAPLACE_PHASE_RESTORE,
+		      ktime_get_ns() - t2);
 }
 
 /*

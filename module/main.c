@@ -7,6 +7,7 @@
 
 #include "numaplace.h"
 #include "ksyms.h"
+#include "stats.h"
 
 static int __init np_init(void)
 {
@@ -18,13 +19,23 @@ static int __init np_init(void)
 	ret = np_nodemap_init();
 	if (ret)
 		return ret;
-	ret = np_dev_init();
+	ret = np_stats_init();
 	if (ret)
 		goto exit_nodemap;
+	ret = np_genl_init();
+	if (ret)
+		goto exit_stats;
+	ret = np_dev_init();
+	if (ret)
+		goto exit_genl;
 	pr_info(NP_NAME ": loaded, ABI %u, features %#llx\n",
 		NUMAPLACE_ABI_VERSION, np_features());
 	return 0;
 
+exit_genl:
+	np_genl_exit();
+exit_stats:
+	np_stats_exit();
 exit_nodemap:
 	np_nodemap_exit();
 	return ret;
@@ -33,6 +44,8 @@ exit_nodemap:
 static void __exit np_exit(void)
 {
 	np_dev_exit();
+	np_genl_exit();
+	np_stats_exit();
 	np_nodemap_exit();
 }
 

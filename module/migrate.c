@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * numaplace: NUMAPLACE_IOC_MIGRATE. Per round of NP_MIGRATE_CHUNK pages:
+ * numaplace: NUMAPLACE_IOC_MIGRATE. Per round of np_config.batch_pages pages:
  * read the caller's arrays (no lock held), collect under the mmap lock
  * (isolating folios for the kernel engine, marking pages for the
  * migrate_vma engine, which runs before the lock is dropped), run the
@@ -23,6 +23,7 @@
 
 #include "migrate.h"
 #include "compat.h"
+#include "stats.h"
 
 #define NP_MIGRATE_ENGINE_FLAGS                                          \
 	(NUMAPLACE_MIGRATE_ENGINE_KERNEL | NUMAPLACE_MIGRATE_ENGINE_VMA | \
@@ -41,17 +42,27 @@ unsigned int np_migrate_engines(void)
 }
 
 /*
- * The engines of this call. By default every engine this host has: the
- * migrate_vma engine takes private anonymous order-0 pages (measured
- * faster than the kernel engine on them, Documentation/performance.md),
- * the kernel engine the rest. An ENGINE_* flag asks for exactly one.
+ * The engines of this call. An ENGINE_* flag asks for exactly one. Else
+ * the configured engine (netlink CONFIG_SET), and by default every engine
+ * this host has: the migrate_vma engine takes private anonymous order-0
+ * pages (measured faster than the kernel engine on them,
+ * Documentation/performance.md), the kernel engine the rest.
  */
 static int np_migrate_pick(const struct numaplace_migrate *a)
 {
+	static const unsigned int configured[] = {
+		[NUMAPLACE_CONFIG_ENGINE_KERNEL] = NUMAPLACE_ENGINE_KERNEL,
+		[NUMAPLACE_CONFIG_ENGINE_VMA] = NUMAPLACE_ENGINE_VMA,
+		[NUMAPLACE_CONFIG_ENGINE_BATCH] = NUMAPLACE_ENGINE_BATCH,
+	};
 	unsigned int have = np_migrate_engines(), want;
+	u32 engine = READ_ONCE(np_config.engine);
 
 	switch (a->flags & NP_MIGRATE_ENGINE_FLAGS) {
 	case 0:
+		if (engine != NUMAPLACE_CONFIG_ENGINE_AUTO &&
+		    (have & configured[engine]))
+			return configured[engine];
 		return have ?: -EOPNOTSUPP;
 	case NUMAPLACE_MIGRATE_ENGINE_KERNEL:
 		want = NUMAPLACE_ENGINE_KERNEL;
@@ -164,6 +175,7 @@ static void np_migrate_count(struct np_mig *m, unsigned int n)
 			if (m->status[i] == reasons[r])
 				break;
 		m->a->nr_failed[r]++;
+		np_stat_fail(r, 1);
 	}
 }
 
@@ -182,11 +194,24 @@ static int np_migrate_finish_round(struct np_mig *m, u64 first, unsigned int n)
 	return 0;
 }
 
+/*
+ * Collect and resolve are shared by the engines: their time is counted for
+ * the kernel engine when the call uses it, else for the migrate_vma one.
+ */
+static void np_migrate_phase(const struct np_mig *m, unsigned int phase,
+			     u64 since)
+{
+	np_stat_phase(m->engines & NUMAPLACE_ENGINE_KERNEL ?
+		      NUMAPLACE_ENGINE_KERNEL : NUMAPLACE_ENGINE_VMA,
+		      phase, ktime_get_ns() - since);
+}
+
 /* Collect, migrate and answer one round of stretches. */
 static int np_migrate_round(struct np_mig *m, const struct np_stretch *st,
 			    unsigned int nr, unsigned int n)
 {
 	unsigned int s, idx;
+	u64 t0 = ktime_get_ns();
 	int ret;
 
 	bitmap_zero(m->pending, n);
@@ -201,6 +226,7 @@ static int np_migrate_round(struct np_mig *m, const struct np_stretch *st,
 		else
 			np_collect_stretch(m, st[s].start, idx, st[s].nr_pages);
 	}
+	np_migrate_phase(m, NUMAPLACE_PHASE_COLLECT, t0);
 	if (m->engines & NUMAPLACE_ENGINE_VMA)
 		for (s = 0, idx = 0; s < nr; idx += st[s++].nr_pages)
 			np_engine_vma_run(m, st[s].start, idx, st[s].nr_pages);
@@ -209,6 +235,7 @@ static int np_migrate_round(struct np_mig *m, const struct np_stretch *st,
 	if (m->engines & NUMAPLACE_ENGINE_KERNEL)
 		np_engine_kernel_run(m);
 
+	t0 = ktime_get_ns();
 	ret = np_walk_begin(&m->w);
 	if (ret)
 		return ret;
@@ -216,6 +243,7 @@ static int np_migrate_round(struct np_mig *m, const struct np_stretch *st,
 		if (st[s].start < TASK_SIZE_MAX)
 			np_resolve_stretch(m, st[s].start, idx, st[s].nr_pages);
 	np_walk_end(&m->w);
+	np_migrate_phase(m, NUMAPLACE_PHASE_RESOLVE, t0);
 	memset(m->node_err, 0, nr_node_ids * sizeof(*m->node_err));
 	return 0;
 }
@@ -240,7 +268,7 @@ static int np_migrate_array(struct np_mig *m, struct np_stretch *st)
 	u64 i;
 
 	for (i = 0; i < m->a->count; i += n) {
-		n = min_t(u64, m->a->count - i, NP_MIGRATE_CHUNK);
+		n = min_t(u64, m->a->count - i, m->chunk);
 		nr = np_get_stretches(upages + i, n, st);
 		if (nr < 0)
 			return nr;
@@ -268,7 +296,7 @@ static int np_migrate_range(struct np_mig *m, unsigned long start,
 
 	while (addr < end) {
 		n = min_t(unsigned long, (end - addr) >> PAGE_SHIFT,
-			  NP_MIGRATE_CHUNK);
+			  m->chunk);
 		good = np_migrate_get_nodes(m, (addr - start) >> PAGE_SHIFT, n,
 					    &err);
 		if ((int)good < 0)
@@ -289,10 +317,10 @@ static int np_migrate_range(struct np_mig *m, unsigned long start,
 
 static int np_migrate_alloc(struct np_mig *m)
 {
-	unsigned int nid, words = BITS_TO_LONGS(NP_MIGRATE_CHUNK);
+	unsigned int nid, words = BITS_TO_LONGS(m->chunk);
 
-	m->status = kvmalloc_array(NP_MIGRATE_CHUNK, sizeof(s32), GFP_KERNEL);
-	m->target = kvmalloc_array(NP_MIGRATE_CHUNK, sizeof(s32), GFP_KERNEL);
+	m->status = kvmalloc_array(m->chunk, sizeof(s32), GFP_KERNEL);
+	m->target = kvmalloc_array(m->chunk, sizeof(s32), GFP_KERNEL);
 	m->pending = kvmalloc_array(2 * words, sizeof(long), GFP_KERNEL);
 	m->lists = kcalloc(nr_node_ids, sizeof(*m->lists), GFP_KERNEL);
 	m->nr_listed = kcalloc(nr_node_ids, sizeof(*m->nr_listed), GFP_KERNEL);
@@ -328,7 +356,7 @@ static int np_migrate_run(struct np_mig *m)
 		goto free;
 	lru_off = np_lru_disable();
 	if (a->flags & NUMAPLACE_MIGRATE_PAGES) {
-		st = kvmalloc_array(NP_MIGRATE_CHUNK, sizeof(*st), GFP_KERNEL);
+		st = kvmalloc_array(m->chunk, sizeof(*st), GFP_KERNEL);
 		ret = st ? np_migrate_array(m, st) : -ENOMEM;
 		kvfree(st);
 	} else if (a->len) {
@@ -345,6 +373,7 @@ free:
 int np_migrate(void *arg)
 {
 	struct numaplace_migrate *a = arg;
+	u64 t0 = ktime_get_ns();
 	struct np_mig *m;
 	struct np_target t;
 	int ret, engines;
@@ -379,13 +408,17 @@ int np_migrate(void *arg)
 	m->mems = t.mems;
 	m->engines = engines;
 	m->w.mm = t.mm;
-	m->w.budget = ULONG_MAX;	/* a round is bounded by NP_MIGRATE_CHUNK */
+	m->chunk = READ_ONCE(np_config.batch_pages);
+	m->w.budget = ULONG_MAX;	/* a round is bounded by m->chunk */
 	if (NP_SYSCALL_QUERY_LEGACY && (a->flags & NUMAPLACE_MIGRATE_AS_SYSCALL))
 		m->w.flags |= NP_WALK_LEGACY;
 	ret = np_migrate_check_nodes(m);
 	if (!ret)
 		ret = np_migrate_run(m);
 	kfree(m);
+	np_stat_add(NP_STAT_MIGRATE_CALLS, 1);
+	np_genl_migrate_done(a, a->pid ?: task_tgid_vnr(current),
+			     ktime_get_ns() - t0, ret);
 put_target:
 	np_target_put(&t);
 	return ret;

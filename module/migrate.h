@@ -10,19 +10,15 @@
 
 #include "walk.h"
 
-/*
- * Pages (range mode) or addresses (array mode) handled per round: what is
- * collected, migrated and answered before the next signal check. 64 MiB
- * of 4 KiB pages; the per-page arrays of a round take 160 KiB.
- */
-#define NP_MIGRATE_CHUNK	16384
-
 /**
  * struct np_mig - one MIGRATE call
  * @w: the walk (collect, then resolve)
  * @a: the caller's request, kernel copy; its counters are updated here
  * @mems: nodes the target task's cpuset allows
  * @engines: NUMAPLACE_ENGINE_* this call may use
+ * @chunk: pages (range mode) or addresses (array mode) per round: what is
+ *	collected, migrated and answered before the next signal check
+ *	(np_config.batch_pages when the call started)
  * @base: address of chunk index @idx0 (the stretch being walked)
  * @idx0: chunk index of the first page of that stretch
  * @status: per chunk index: the answer, final unless @pending says not
@@ -43,6 +39,7 @@ struct np_mig {
 	struct numaplace_migrate *a;
 	nodemask_t mems;
 	unsigned int engines;
+	unsigned int chunk;
 	unsigned long base;
 	unsigned int idx0;
 	s32 *status;

@@ -6,6 +6,7 @@
 #define _NUMAPLACE_INTERNAL_H
 
 #include <linux/types.h>
+#include <linux/mutex.h>
 #include <linux/nodemask.h>
 #include <linux/numaplace.h>
 
@@ -96,6 +97,30 @@ int np_query(void *arg);
 /* module/migrate.c */
 int np_migrate(void *arg);
 unsigned int np_migrate_engines(void);
+
+/* module/config.c: set through netlink, read once per call */
+/*
+ * Pages per migration round: what is collected and handed to the engines
+ * before the next signal check. Bounds: a page table's worth at least (the
+ * engines' batch unit), 256 MiB of 4 KiB pages at most (the round's
+ * per-page arrays then take 640 KiB).
+ */
+#define NP_BATCH_PAGES_MIN	512
+#define NP_BATCH_PAGES_MAX	65536
+#define NP_BATCH_PAGES_DEFAULT	16384
+
+struct np_config {
+	u32 engine;		/* enum numaplace_config_engine */
+	u32 batch_pages;	/* pages per migration round */
+};
+extern struct np_config np_config;
+extern struct mutex np_config_mutex;
+
+/* module/genl.c */
+int np_genl_init(void);
+void np_genl_exit(void);
+void np_genl_migrate_done(const struct numaplace_migrate *a, pid_t pid,
+			  u64 duration_ns, int err);
 
 /* module/info.c */
 int np_info(void *arg);

@@ -18,6 +18,7 @@
 
 #include "walk.h"
 #include "compat.h"
+#include "stats.h"
 
 /*
  * Pages (range mode) or addresses (array mode) answered per round when a
@@ -350,5 +351,8 @@ int np_query(void *arg)
 
 	ret = np_query_run(&q, a);
 	mmput(q.w.mm);
+	np_stat_add(NP_STAT_QUERY_CALLS, 1);
+	np_stat_add(NP_STAT_QUERY_PAGES, a->done);
+	np_stat_add(NP_STAT_QUERY_RUNS, a->nr_runs);
 	return ret;
 }

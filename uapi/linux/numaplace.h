@@ -264,4 +264,114 @@ struct numaplace_migrate {
 
 #define NUMAPLACE_IOC_MIGRATE	_IO(NUMAPLACE_TYPE, NUMAPLACE_CMD_MIGRATE)
 
+/*
+ * Generic netlink family "numaplace": telemetry, configuration, events.
+ * Described in Documentation/netlink/specs/numaplace.yaml; the enums below
+ * follow it. 64-bit values are u64 attributes padded with the message's
+ * *_PAD attribute.
+ */
+#define NUMAPLACE_FAMILY_NAME		"numaplace"
+#define NUMAPLACE_FAMILY_VERSION	1
+#define NUMAPLACE_MCGRP_EVENTS		"events"
+
+/* Migration phases whose time is counted (NUMAPLACE_A_PHASE_PHASE). */
+enum numaplace_phase {
+	NUMAPLACE_PHASE_COLLECT = 0,	/* walk, checks, isolation */
+	NUMAPLACE_PHASE_UNMAP = 1,	/* unmap the batch */
+	NUMAPLACE_PHASE_ALLOC = 2,	/* allocate destinations */
+	NUMAPLACE_PHASE_COPY = 3,	/* copy the data */
+	NUMAPLACE_PHASE_RESTORE = 4,	/* move mapping and flags, remap */
+	NUMAPLACE_PHASE_MIGRATE = 5,	/* the kernel's migrate_pages(), whole */
+	NUMAPLACE_PHASE_RESOLVE = 6,	/* answer the statuses */
+	NUMAPLACE_PHASE_MAX,
+};
+
+/* numaplace_config engine values (NUMAPLACE_A_CONFIG_ENGINE) */
+enum numaplace_config_engine {
+	NUMAPLACE_CONFIG_ENGINE_AUTO = 0,	/* every engine, each for what it does best */
+	NUMAPLACE_CONFIG_ENGINE_KERNEL = 1,
+	NUMAPLACE_CONFIG_ENGINE_VMA = 2,
+	NUMAPLACE_CONFIG_ENGINE_BATCH = 3,
+};
+
+enum {
+	NUMAPLACE_A_STATS_PAD = 1,
+	NUMAPLACE_A_STATS_NODE,		/* u32: the node; absent: global */
+	NUMAPLACE_A_STATS_QUERY_CALLS,	/* u64: QUERY calls */
+	NUMAPLACE_A_STATS_QUERY_PAGES,	/* u64: pages answered */
+	NUMAPLACE_A_STATS_QUERY_RUNS,	/* u64: runs returned */
+	NUMAPLACE_A_STATS_MIGRATE_CALLS, /* u64: MIGRATE calls */
+	NUMAPLACE_A_STATS_BYTES_COPIED,	/* u64: bytes of pages migrated */
+	NUMAPLACE_A_STATS_PAGES_IN,	/* u64: base pages migrated onto the node */
+	NUMAPLACE_A_STATS_PAGES_OUT,	/* u64: base pages migrated off the node */
+	NUMAPLACE_A_STATS_ORDER,	/* nest, multi: NUMAPLACE_A_ORDER_* */
+	NUMAPLACE_A_STATS_FAIL,		/* nest, multi: NUMAPLACE_A_FAIL_* */
+	NUMAPLACE_A_STATS_PHASE,	/* nest, multi: NUMAPLACE_A_PHASE_* */
+
+	__NUMAPLACE_A_STATS_MAX,
+	NUMAPLACE_A_STATS_MAX = __NUMAPLACE_A_STATS_MAX - 1
+};
+
+enum {
+	NUMAPLACE_A_ORDER_PAD = 1,
+	NUMAPLACE_A_ORDER_ORDER,	/* u32: folio order */
+	NUMAPLACE_A_ORDER_FOLIOS_IN,	/* u64: folios of that order moved onto the node */
+	NUMAPLACE_A_ORDER_FOLIOS_OUT,	/* u64: ... off the node */
+
+	__NUMAPLACE_A_ORDER_MAX,
+	NUMAPLACE_A_ORDER_MAX = __NUMAPLACE_A_ORDER_MAX - 1
+};
+
+enum {
+	NUMAPLACE_A_FAIL_PAD = 1,
+	NUMAPLACE_A_FAIL_ERRNO,		/* u32: positive errno (ENOMEM, EBUSY, ...) */
+	NUMAPLACE_A_FAIL_PAGES,		/* u64: pages that did not move for it */
+
+	__NUMAPLACE_A_FAIL_MAX,
+	NUMAPLACE_A_FAIL_MAX = __NUMAPLACE_A_FAIL_MAX - 1
+};
+
+enum {
+	NUMAPLACE_A_PHASE_PAD = 1,
+	NUMAPLACE_A_PHASE_ENGINE,	/* u32: NUMAPLACE_ENGINE_* (one bit) */
+	NUMAPLACE_A_PHASE_PHASE,	/* u32: NUMAPLACE_PHASE_* */
+	NUMAPLACE_A_PHASE_NS,		/* u64: nanoseconds spent */
+
+	__NUMAPLACE_A_PHASE_MAX,
+	NUMAPLACE_A_PHASE_MAX = __NUMAPLACE_A_PHASE_MAX - 1
+};
+
+enum {
+	NUMAPLACE_A_CONFIG_ENGINE = 1,	/* u32: enum numaplace_config_engine */
+	NUMAPLACE_A_CONFIG_BATCH_PAGES,	/* u32: pages per migration round */
+
+	__NUMAPLACE_A_CONFIG_MAX,
+	NUMAPLACE_A_CONFIG_MAX = __NUMAPLACE_A_CONFIG_MAX - 1
+};
+
+enum {
+	NUMAPLACE_A_EVENT_PAD = 1,
+	NUMAPLACE_A_EVENT_PID,		/* u32: the process whose pages moved */
+	NUMAPLACE_A_EVENT_PAGES,	/* u64: base pages moved */
+	NUMAPLACE_A_EVENT_BYTES,	/* u64: bytes moved */
+	NUMAPLACE_A_EVENT_DURATION_NS,	/* u64: the call's duration */
+	NUMAPLACE_A_EVENT_ENGINES,	/* u32: NUMAPLACE_ENGINE_* used */
+	NUMAPLACE_A_EVENT_FAILED,	/* u64: pages that did not move */
+	NUMAPLACE_A_EVENT_ERROR,	/* u32: the call's positive errno, 0 */
+
+	__NUMAPLACE_A_EVENT_MAX,
+	NUMAPLACE_A_EVENT_MAX = __NUMAPLACE_A_EVENT_MAX - 1
+};
+
+enum {
+	NUMAPLACE_NL_CMD_UNSPEC,
+	NUMAPLACE_NL_CMD_STATS_GET,	/* dump: one global, then one per node */
+	NUMAPLACE_NL_CMD_CONFIG_GET,
+	NUMAPLACE_NL_CMD_CONFIG_SET,	/* CAP_NET_ADMIN */
+	NUMAPLACE_NL_CMD_MIGRATE_DONE,	/* event, group "events" */
+
+	__NUMAPLACE_NL_CMD_MAX,
+	NUMAPLACE_NL_CMD_MAX = __NUMAPLACE_NL_CMD_MAX - 1
+};
+
 #endif /* _UAPI_LINUX_NUMAPLACE_H */

@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * numaplace: generic netlink handlers. STATS_GET dumps one global message
+ * then one per node; CONFIG_GET/SET read and change the knobs (SET needs
+ * CAP_NET_ADMIN, GENL_ADMIN_PERM in genl-ops.c); MIGRATE_DONE goes to the
+ * "events" group after each migration call, built only when someone
+ * listens. One *_fill() per message.
+ */
+#include <linux/sched.h>
+#include <net/genetlink.h>
+
+#include "numaplace.h"
+#include "genl.h"
+#include "stats.h"
+
+static int np_put_u64(struct sk_buff *skb, int type, u64 v, int pad)
+{
+	return nla_put_u64_64bit(skb, type, v, pad);
+}
+
+static int np_genl_stats_fill_global(struct sk_buff *skb, u32 portid, u32 seq)
+{
+	static const u8 errnos[NUMAPLACE_FAIL_OTHER] = {
+		[NUMAPLACE_FAIL_ENOMEM] = ENOMEM,
+		[NUMAPLACE_FAIL_EBUSY] = EBUSY,
+		[NUMAPLACE_FAIL_EACCES] = EACCES,
+		[NUMAPLACE_FAIL_EFAULT] = EFAULT,
+		[NUMAPLACE_FAIL_ENOENT] = ENOENT,
+	};
+	static const u8 attrs[NP_STAT_MAX] = {
+		[NP_STAT_QUERY_CALLS] = NUMAPLACE_A_STATS_QUERY_CALLS,
+		[NP_STAT_QUERY_PAGES] = NUMAPLACE_A_STATS_QUERY_PAGES,
+		[NP_STAT_QUERY_RUNS] = NUMAPLACE_A_STATS_QUERY_RUNS,
+		[NP_STAT_MIGRATE_CALLS] = NUMAPLACE_A_STATS_MIGRATE_CALLS,
+		[NP_STAT_BYTES_COPIED] = NUMAPLACE_A_STATS_BYTES_COPIED,
+	};
+	struct np_stats_sum sum;
+	struct nlattr *nest;
+	unsigned int i, e, p;
+	void *hdr;
+
+	hdr = genlmsg_put(skb, portid, seq, &np_genl_family, NLM_F_MULTI,
+			  NUMAPLACE_NL_CMD_STATS_GET);
+	if (!hdr)
+		return -EMSGSIZE;
+	np_stats_sum(&sum);
+	for (i = 0; i < NP_STAT_MAX; i++)
+		if (np_put_u64(skb, attrs[i], sum.stat[i], NUMAPLACE_A_STATS_PAD))
+			goto cancel;
+	for (i = 0; i < NUMAPLACE_FAIL_MAX; i++) {
+		if (!sum.fail[i])
+			continue;
+		nest = nla_nest_start(skb, NUMAPLACE_A_STATS_FAIL);
+		if (!nest ||
+		    nla_put_u32(skb, NUMAPLACE_A_FAIL_ERRNO,
+				i < NUMAPLACE_FAIL_OTHER ? errnos[i] : 0) ||
+		    np_put_u64(skb, NUMAPLACE_A_FAIL_PAGES, sum.fail[i],
+			       NUMAPLACE_A_FAIL_PAD))
+			goto cancel;
+		nla_nest_end(skb, nest);
+	}
+	for (e = 0; e < NP_STAT_ENGINES; e++) {
+		for (p = 0; p < NUMAPLACE_PHASE_MAX; p++) {
+			if (!sum.phase_ns[e][p])
+				continue;
+			nest = nla_nest_start(skb, NUMAPLACE_A_STATS_PHASE);
+			if (!nest ||
+			    nla_put_u32(skb, NUMAPLACE_A_PHASE_ENGINE, 1U << e) ||
+			    nla_put_u32(skb, NUMAPLACE_A_PHASE_PHASE, p) ||
+			    np_put_u64(skb, NUMAPLACE_A_PHASE_NS,
+				       sum.phase_ns[e][p], NUMAPLACE_A_PHASE_PAD))
+				goto cancel;
+			nla_nest_end(skb, nest);
+		}
+	}
+	genlmsg_end(skb, hdr);
+	return 0;
+cancel:
+	genlmsg_cancel(skb, hdr);
+	return -EMSGSIZE;
+}
+
+static int np_genl_stats_fill_node(struct sk_buff *skb, u32 portid, u32 seq,
+				   int nid)
+{
+	struct np_stats_node sum;
+	struct nlattr *nest;
+	unsigned int o;
+	void *hdr;
+
+	hdr = genlmsg_put(skb, portid, seq, &np_genl_family, NLM_F_MULTI,
+			  NUMAPLACE_NL_CMD_STATS_GET);
+	if (!hdr)
+		return -EMSGSIZE;
+	np_stats_sum_node(nid, &sum);
+	if (nla_put_u32(skb, NUMAPLACE_A_STATS_NODE, nid) ||
+	    np_put_u64(skb, NUMAPLACE_A_STATS_PAGES_IN, sum.pages_in,
+		       NUMAPLACE_A_STATS_PAD) ||
+	    np_put_u64(skb, NUMAPLACE_A_STATS_PAGES_OUT, sum.pages_out,
+		       NUMAPLACE_A_STATS_PAD))
+		goto cancel;
+	for (o = 0; o < NP_STAT_ORDERS; o++) {
+		if (!sum.folios_in[o] && !sum.folios_out[o])
+			continue;
+		nest = nla_nest_start(skb, NUMAPLACE_A_STATS_ORDER);
+		if (!nest || nla_put_u32(skb, NUMAPLACE_A_ORDER_ORDER, o) ||
+		    np_put_u64(skb, NUMAPLACE_A_ORDER_FOLIOS_IN,
+			       sum.folios_in[o], NUMAPLACE_A_ORDER_PAD) ||
+		    np_put_u64(skb, NUMAPLACE_A_ORDER_FOLIOS_OUT,
+			       sum.folios_out[o], NUMAPLACE_A_ORDER_PAD))
+			goto cancel;
+		nla_nest_end(skb, nest);
+	}
+	genlmsg_end(skb, hdr);
+	return 0;
+cancel:
+	genlmsg_cancel(skb, hdr);
+	return -EMSGSIZE;
+}
+
+/* cb->args[0]: 0 for the global message, then node id + 1. */
+int np_genl_stats_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	u32 portid = NETLINK_CB(cb->skb).portid, seq = cb->nlh->nlmsg_seq;
+	long idx = cb->args[0];
+	int ret;
+
+	if (idx == 0) {
+		ret = np_genl_stats_fill_global(skb, portid, seq);
+		if (ret)
+			return skb->len ?: ret;
+		idx = 1;
+	}
+	for (; idx <= nr_node_ids; idx++) {
+		if (!node_online(idx - 1))
+			continue;
+		ret = np_genl_stats_fill_node(skb, portid, seq, idx - 1);
+		if (ret)
+			break;
+	}
+	cb->args[0] = idx;
+	return skb->len;
+}
+
+static int np_genl_config_fill(struct sk_buff *skb, u32 portid, u32 seq)
+{
+	void *hdr;
+
+	hdr = genlmsg_put(skb, portid, seq, &np_genl_family, 0,
+			  NUMAPLACE_NL_CMD_CONFIG_GET);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (nla_put_u32(skb, NUMAPLACE_A_CONFIG_ENGINE,
+			READ_ONCE(np_config.engine)) ||
+	    nla_put_u32(skb, NUMAPLACE_A_CONFIG_BATCH_PAGES,
+			READ_ONCE(np_config.batch_pages))) {
+		genlmsg_cancel(skb, hdr);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(skb, hdr);
+	return 0;
+}
+
+int np_genl_config_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct sk_buff *msg = nlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	int ret;
+
+	if (!msg)
+		return -ENOMEM;
+	ret = np_genl_config_fill(msg, info->snd_portid, info->snd_seq);
+	if (ret) {
+		nlmsg_free(msg);
+		return ret;
+	}
+	return genlmsg_reply(msg, info);
+}
+
+/* The engine an admin names must exist on this host. */
+static int np_genl_engine_check(u32 engine, const struct nlattr *attr,
+				struct netlink_ext_ack *extack)
+{
+	static const u32 bits[] = {
+		[NUMAPLACE_CONFIG_ENGINE_KERNEL] = NUMAPLACE_ENGINE_KERNEL,
+		[NUMAPLACE_CONFIG_ENGINE_VMA] = NUMAPLACE_ENGINE_VMA,
+		[NUMAPLACE_CONFIG_ENGINE_BATCH] = NUMAPLACE_ENGINE_BATCH,
+	};
+
+	if (engine == NUMAPLACE_CONFIG_ENGINE_AUTO ||
+	    (np_migrate_engines() & bits[engine]))
+		return 0;
+	NL_SET_ERR_MSG_ATTR(extack, attr, "engine not available on this host");
+	return -EOPNOTSUPP;
+}
+
+int np_genl_config_set_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *engine = info->attrs[NUMAPLACE_A_CONFIG_ENGINE];
+	struct nlattr *batch = info->attrs[NUMAPLACE_A_CONFIG_BATCH_PAGES];
+	int ret = 0;
+
+	if (!engine && !batch) {
+		NL_SET_ERR_MSG(info->extack, "nothing to set");
+		return -EINVAL;
+	}
+	mutex_lock(&np_config_mutex);
+	if (engine)
+		ret = np_genl_engine_check(nla_get_u32(engine), engine,
+					   info->extack);
+	if (!ret && engine)
+		WRITE_ONCE(np_config.engine, nla_get_u32(engine));
+	if (!ret && batch)
+		WRITE_ONCE(np_config.batch_pages, nla_get_u32(batch));
+	mutex_unlock(&np_config_mutex);
+	return ret;
+}
+
+static int np_genl_event_fill(struct sk_buff *skb,
+			      const struct numaplace_migrate *a, pid_t pid,
+			      u64 duration_ns, int err)
+{
+	void *hdr;
+
+	hdr = genlmsg_put(skb, 0, 0, &np_genl_family, 0,
+			  NUMAPLACE_NL_CMD_MIGRATE_DONE);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (nla_put_u32(skb, NUMAPLACE_A_EVENT_PID, pid) ||
+	    np_put_u64(skb, NUMAPLACE_A_EVENT_PAGES, a->nr_moved_pages,
+		       NUMAPLACE_A_EVENT_PAD) ||
+	    np_put_u64(skb, NUMAPLACE_A_EVENT_BYTES,
+		       a->nr_moved_pages << PAGE_SHIFT, NUMAPLACE_A_EVENT_PAD) ||
+	    np_put_u64(skb, NUMAPLACE_A_EVENT_DURATION_NS, duration_ns,
+		       NUMAPLACE_A_EVENT_PAD) ||
+	    nla_put_u32(skb, NUMAPLACE_A_EVENT_ENGINES, a->engines) ||
+	    np_put_u64(skb, NUMAPLACE_A_EVENT_FAILED, a->nr_failed_pages,
+		       NUMAPLACE_A_EVENT_PAD) ||
+	    nla_put_u32(skb, NUMAPLACE_A_EVENT_ERROR, -err)) {
+		genlmsg_cancel(skb, hdr);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(skb, hdr);
+	return 0;
+}
+
+/* One MIGRATE_DONE per completed call, only when someone listens. */
+void np_genl_migrate_done(const struct numaplace_migrate *a, pid_t pid,
+			  u64 duration_ns, int err)
+{
+	struct sk_buff *msg;
+
+	if (!genl_has_listeners(&np_genl_family, &init_net,
+				NP_GENL_MCGRP_EVENTS))
+		return;
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return;
+	if (np_genl_event_fill(msg, a, pid, duration_ns, err)) {
+		nlmsg_free(msg);
+		return;
+	}
+	genlmsg_multicast(&np_genl_family, msg, 0, NP_GENL_MCGRP_EVENTS,
+			  GFP_KERNEL);
+}
+
+int np_genl_init(void)
+{
+	return genl_register_family(&np_genl_family);
+}
+
+void np_genl_exit(void)
+{
+	genl_unregister_family(&np_genl_family);
+}

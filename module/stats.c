@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * numaplace: per-CPU counters. Writers add to their CPU's copy without a
+ * lock; the netlink dump sums the copies (a read may see a counter of one
+ * CPU a moment older than another's, never a torn 64-bit value on 64-bit).
+ */
+#include <linux/cpumask.h>
+#include <linux/log2.h>
+#include <linux/percpu.h>
+#include <linux/string.h>
+
+#include "stats.h"
+
+struct np_stats_cpu __percpu *np_stats;
+
+int np_stats_init(void)
+{
+	size_t size = struct_size_t(struct np_stats_cpu, node, nr_node_ids);
+
+	np_stats = __alloc_percpu(size, __alignof__(struct np_stats_cpu));
+	return np_stats ? 0 : -ENOMEM;
+}
+
+void np_stats_exit(void)
+{
+	free_percpu(np_stats);
+}
+
+void np_stats_sum(struct np_stats_sum *sum)
+{
+	const struct np_stats_cpu *s;
+	unsigned int i, j;
+	int cpu;
+
+	memset(sum, 0, sizeof(*sum));
+	for_each_possible_cpu(cpu) {
+		s = per_cpu_ptr(np_stats, cpu);
+		for (i = 0; i < NP_STAT_MAX; i++)
+			sum->stat[i] += READ_ONCE(s->stat[i]);
+		for (i = 0; i < NUMAPLACE_FAIL_MAX; i++)
+			sum->fail[i] += READ_ONCE(s->fail[i]);
+		for (i = 0; i < NP_STAT_ENGINES; i++)
+			for (j = 0; j < NUMAPLACE_PHASE_MAX; j++)
+				sum->phase_ns[i][j] += READ_ONCE(s->phase_ns[i][j]);
+	}
+}
+
+void np_stats_sum_node(int nid, struct np_stats_node *sum)
+{
+	const struct np_stats_node *n;
+	unsigned int i;
+	int cpu;
+
+	memset(sum, 0, sizeof(*sum));
+	for_each_possible_cpu(cpu) {
+		n = &per_cpu_ptr(np_stats, cpu)->node[nid];
+		sum->pages_in += READ_ONCE(n->pages_in);
+		sum->pages_out += READ_ONCE(n->pages_out);
+		for (i = 0; i < NP_STAT_ORDERS; i++) {
+			sum->folios_in[i] += READ_ONCE(n->folios_in[i]);
+			sum->folios_out[i] += READ_ONCE(n->folios_out[i]);
+		}
+	}
+}

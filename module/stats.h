@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * numaplace: per-CPU counters, read by the netlink STATS_GET dump.
+ */
+#ifndef _NUMAPLACE_STATS_H
+#define _NUMAPLACE_STATS_H
+
+#include <linux/percpu.h>
+#include <linux/pgtable.h>
+
+#include "numaplace.h"
+
+/* Folio orders counted: up to a PUD-sized folio (1 GiB hugetlb). */
+#define NP_STAT_ORDERS	(PUD_SHIFT - PAGE_SHIFT + 1)
+/* Engines with phase times: kernel, vma, batch (NUMAPLACE_ENGINE_* bits). */
+#define NP_STAT_ENGINES	3
+
+/* Global counters, each with its unit. */
+enum np_stat {
+	NP_STAT_QUERY_CALLS,	/* calls */
+	NP_STAT_QUERY_PAGES,	/* pages answered */
+	NP_STAT_QUERY_RUNS,	/* runs returned to callers */
+	NP_STAT_MIGRATE_CALLS,	/* calls */
+	NP_STAT_BYTES_COPIED,	/* bytes of pages migrated (copied once each) */
+	NP_STAT_MAX,
+};
+
+/* Per node counters, each with its unit. */
+struct np_stats_node {
+	u64 pages_in;			/* base pages migrated onto the node */
+	u64 pages_out;			/* base pages migrated off the node */
+	u64 folios_in[NP_STAT_ORDERS];	/* folios, by order */
+	u64 folios_out[NP_STAT_ORDERS];	/* folios, by order */
+};
+
+struct np_stats_cpu {
+	u64 stat[NP_STAT_MAX];
+	u64 fail[NUMAPLACE_FAIL_MAX];	/* pages that did not move, by reason */
+	u64 phase_ns[NP_STAT_ENGINES][NUMAPLACE_PHASE_MAX]; /* nanoseconds */
+	struct np_stats_node node[];	/* nr_node_ids of them */
+};
+
+/* The totals over every CPU, as the dump reports them. */
+struct np_stats_sum {
+	u64 stat[NP_STAT_MAX];
+	u64 fail[NUMAPLACE_FAIL_MAX];
+	u64 phase_ns[NP_STAT_ENGINES][NUMAPLACE_PHASE_MAX];
+};
+
+extern struct np_stats_cpu __percpu *np_stats;
+
+int np_stats_init(void);
+void np_stats_exit(void);
+void np_stats_sum(struct np_stats_sum *sum);
+void np_stats_sum_node(int nid, struct np_stats_node *sum);
+
+static inline void np_stat_add(enum np_stat item, u64 n)
+{
+	this_cpu_add(np_stats->stat[item], n);
+}
+
+static inline void np_stat_fail(unsigned int reason, u64 n)
+{
+	this_cpu_add(np_stats->fail[reason], n);
+}
+
+/* Time of one phase of one engine (a single NUMAPLACE_ENGINE_* bit). */
+static inline void np_stat_phase(unsigned int engine, unsigned int phase,
+				 u64 ns)
+{
+	this_cpu_add(np_stats->phase_ns[ilog2(engine)][phase], ns);
+}
+
+/* A folio of @order moved from node @from to node @to (@sign -1: undo). */
+static inline void np_stat_folio_moved(int from, int to, unsigned int order,
+				       int sign)
+{
+	struct np_stats_cpu *s = get_cpu_ptr(np_stats);
+	u64 pages = (u64)sign << order;
+
+	order = min_t(unsigned int, order, NP_STAT_ORDERS - 1);
+	s->node[to].pages_in += pages;
+	s->node[to].folios_in[order] += sign;
+	s->node[from].pages_out += pages;
+	s->node[from].folios_out[order] += sign;
+	s->stat[NP_STAT_BYTES_COPIED] += pages << PAGE_SHIFT;
+	put_cpu_ptr(np_stats);
+}
+
+#endif /* _NUMAPLACE_STATS_H */
