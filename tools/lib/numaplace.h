@@ -33,8 +33,10 @@ int numaplace_ioctl(unsigned long cmd, void *arg);
  * move_pages(2) with the same signature, return value, errno and status[].
  * With nodes == NULL it answers through NUMAPLACE_IOC_QUERY (array mode,
  * NUMAPLACE_QUERY_AS_SYSCALL, so the answers are this kernel's syscall's);
- * without the device, or for what the module cannot do, it calls the
- * real syscall. Returns 0 (or the syscall's count of pages not migrated),
+ * with a node list it moves through NUMAPLACE_IOC_MIGRATE (array mode,
+ * NUMAPLACE_POLICY_PER_PAGE, NUMAPLACE_MIGRATE_AS_SYSCALL) when the module
+ * has a migration engine; without the device, or for what the module
+ * cannot do, it calls the real syscall. Returns 0 (or the syscall's count of pages not migrated),
  * or -1 with errno set.
  */
 long numaplace_move_pages(int pid, unsigned long count, void **pages,
@@ -62,7 +64,9 @@ int numaplace_query_totals(int pid, const void *start, size_t len,
 /*
  * NUMAPLACE_IOC_MIGRATE with @m as prepared by the caller (size is set
  * here). 0, or -errno (on -EINTR, -ENODEV, -EACCES and -EFAULT, m->done
- * and the counters say what was done before the error).
+ * and the counters say what was done before the error). A call cut short
+ * by a signal is resumed from m->done: the counters cover the whole
+ * request.
  */
 int numaplace_migrate(struct numaplace_migrate *m);
 

@@ -19,9 +19,16 @@
 /* The flags move_pages(2) accepts; any other bit is -EINVAL. */
 #define NP_MOVE_PAGES_FLAGS	(MPOL_MF_MOVE | MPOL_MF_MOVE_ALL)
 
+/* Any engine: the module can migrate on this kernel. */
+#define NP_FEAT_MIGRATE_ANY	(NUMAPLACE_FEAT_MIGRATE_KERNEL | \
+				 NUMAPLACE_FEAT_MIGRATE_VMA | \
+				 NUMAPLACE_FEAT_MIGRATE_BATCH)
+
 static pthread_once_t np_query_once = PTHREAD_ONCE_INIT;
 /* INFO's features when the device answers QUERY, else 0: set once. */
 static __u64 np_query_features;
+/* INFO's features when the device answers MIGRATE, else 0: set once. */
+static __u64 np_migrate_features;
 
 static void np_query_probe(void)
 {
@@ -29,10 +36,14 @@ static void np_query_probe(void)
 	int saved_errno = errno;
 
 	if (!numaplace_info(&info) &&
-	    info.abi_version == NUMAPLACE_ABI_VERSION &&
-	    (info.ioctls & (1ULL << NUMAPLACE_CMD_QUERY)) &&
-	    (info.features & NUMAPLACE_FEAT_QUERY))
-		np_query_features = info.features;
+	    info.abi_version == NUMAPLACE_ABI_VERSION) {
+		if ((info.ioctls & (1ULL << NUMAPLACE_CMD_QUERY)) &&
+		    (info.features & NUMAPLACE_FEAT_QUERY))
+			np_query_features = info.features;
+		if ((info.ioctls & (1ULL << NUMAPLACE_CMD_MIGRATE)) &&
+		    (info.features & NP_FEAT_MIGRATE_ANY))
+			np_migrate_features = info.features;
+	}
 	/* The probe is invisible: a missing device must not leave ENOENT. */
 	errno = saved_errno;
 }
@@ -41,6 +52,12 @@ static __u64 np_query_feature_mask(void)
 {
 	pthread_once(&np_query_once, np_query_probe);
 	return np_query_features;
+}
+
+static __u64 np_migrate_feature_mask(void)
+{
+	pthread_once(&np_query_once, np_query_probe);
+	return np_migrate_features;
 }
 
 static long np_sys_move_pages(int pid, unsigned long count, void **pages,
@@ -79,6 +96,98 @@ static int np_query_fallback(int err, int pid)
 	return 0;
 }
 
+/*
+ * The errors by which MIGRATE says "not this request": as for a query,
+ * except ENODEV, which is move_pages' own answer for a bad node (after the
+ * entries before it moved), and EINTR, resumed by the caller.
+ */
+static int np_migrate_fallback(int err, int pid)
+{
+	switch (err) {
+	case EBADF:
+	case ENOTTY:
+	case EOPNOTSUPP:
+	case E2BIG:
+	case ENOMEM:
+	case ENXIO:
+		return 1;
+	case EPERM:
+		return pid && pid != getpid() &&
+		       !(np_migrate_features & NUMAPLACE_FEAT_PTRACE_EXACT);
+	}
+	return 0;
+}
+
+/*
+ * move_pages(2) in move mode through NUMAPLACE_IOC_MIGRATE: array mode,
+ * one target per address, this kernel's statuses. The module checks the
+ * pid, every node (-ENODEV, -EACCES for one outside the task's cpuset) and
+ * the arrays (-EFAULT) as the syscall does, entry by entry: the entries
+ * before a bad one have moved and have their status.
+ */
+static long np_move_pages_move(int pid, unsigned long count, void **pages,
+			       const int *nodes, int *status, int flags)
+{
+	struct numaplace_migrate m;
+	int saved_errno = errno, err, fd;
+	long ret;
+
+	/* As for a query: these go to the real syscall. */
+	if (!count || !pages || !status || sizeof(void *) != sizeof(__u64) ||
+	    !np_migrate_feature_mask())
+		return np_sys_move_pages(pid, count, pages, nodes, status,
+					 flags);
+
+	if (flags & ~NP_MOVE_PAGES_FLAGS) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (flags & MPOL_MF_MOVE_ALL) {
+		ret = np_sys_move_pages(pid, 0, NULL, NULL, NULL, flags);
+		if (ret)
+			return ret;
+	}
+
+	memset(&m, 0, sizeof(m));
+	m.size = sizeof(m);
+	m.flags = NUMAPLACE_MIGRATE_PAGES | NUMAPLACE_MIGRATE_AS_SYSCALL;
+	if (flags & MPOL_MF_MOVE_ALL)
+		m.flags |= NUMAPLACE_MIGRATE_MOVE_ALL;
+	m.pid = pid;
+	m.policy = NUMAPLACE_POLICY_PER_PAGE;
+	m.pages_ptr = (uintptr_t)pages;
+	m.count = count;
+	m.nodes_ptr = (uintptr_t)nodes;
+	m.status_ptr = (uintptr_t)status;
+	fd = numaplace_fd();
+	ret = fd < 0 ? -1 : ioctl(fd, NUMAPLACE_IOC_MIGRATE, &m);
+	if (ret >= 0) {
+		/* 0, or the syscall's count of pages not migrated. */
+		errno = saved_errno;
+		return ret;
+	}
+	err = fd < 0 ? EBADF : errno;
+	if (err == EINTR && m.done <= count) {
+		/*
+		 * A signal cut the call short: the first m.done entries have
+		 * moved and have their status; the syscall does the rest.
+		 */
+		errno = saved_errno;
+		if (m.done == count)
+			return 0;
+		return np_sys_move_pages(pid, count - m.done, pages + m.done,
+					 nodes + m.done, status + m.done,
+					 flags);
+	}
+	if (err == EINTR || np_migrate_fallback(err, pid)) {
+		errno = saved_errno;
+		return np_sys_move_pages(pid, count, pages, nodes, status,
+					 flags);
+	}
+	errno = err;
+	return -1;
+}
+
 NP_EXPORT long numaplace_move_pages(int pid, unsigned long count,
 				    void **pages, const int *nodes,
 				    int *status, int flags)
@@ -87,12 +196,16 @@ NP_EXPORT long numaplace_move_pages(int pid, unsigned long count,
 	int saved_errno = errno;
 	long ret;
 
+	if (nodes)
+		return np_move_pages_move(pid, count, pages, nodes, status,
+					  flags);
+
 	/*
-	 * Move mode, a call with nothing to answer, NULL arrays (the syscall
-	 * faults on them after its pid checks) and 32-bit pointers (pages[]
-	 * is not an array of __u64 there) all go to the real syscall.
+	 * A call with nothing to answer, NULL arrays (the syscall faults on
+	 * them after its pid checks) and 32-bit pointers (pages[] is not an
+	 * array of __u64 there) all go to the real syscall.
 	 */
-	if (nodes || !count || !pages || !status ||
+	if (!count || !pages || !status ||
 	    sizeof(void *) != sizeof(__u64) ||
 	    !(np_query_feature_mask() & NUMAPLACE_FEAT_QUERY))
 		return np_sys_move_pages(pid, count, pages, nodes, status,

@@ -10,6 +10,8 @@ enum np_exit {
 	NP_EXIT_NODEV = 3,	/* /dev/numaplace missing or incompatible */
 	NP_EXIT_PERM = 4,	/* not allowed to look at the process */
 	NP_EXIT_NOPROC = 5,	/* no such process */
+	NP_EXIT_NODE = 6,	/* target node without memory, absent or not allowed */
+	NP_EXIT_PARTIAL = 7,	/* some pages could not move (busy, shared, no memory) */
 };
 
 struct np_cmd {
@@ -20,5 +22,6 @@ struct np_cmd {
 
 int np_cmd_info(int argc, char **argv);
 int np_cmd_query(int argc, char **argv);
+int np_cmd_migrate(int argc, char **argv);
 
 #endif

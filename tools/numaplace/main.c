@@ -12,6 +12,8 @@ static const struct np_cmd np_cmds[] = {
 	{ "info", np_cmd_info, "show the module's ABI, features and nodes" },
 	{ "query", np_cmd_query,
 	  "show on which nodes a process's pages are (per VMA, runs)" },
+	{ "migrate", np_cmd_migrate,
+	  "move a process's pages to a node, over nodes or to a CPU's node" },
 };
 
 static void np_usage(FILE *out)

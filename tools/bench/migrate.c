@@ -1,0 +1,809 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bench/migrate: how fast do 256 MiB of anonymous memory move from node 0
+ * to node 1? move_pages(2) with a node list against numaplace's MIGRATE
+ * (the default engine choice and each engine alone) and the
+ * numaplace_move_pages() drop-in, on 4 KiB pages, on THPs and on 4 KiB
+ * pages with per-page interleaved targets (0,1,0,1,...). A memcpy of the
+ * same 256 MiB in this process is the reference.
+ *
+ * Before every timed run the buffer goes back to node 0 (untimed, and
+ * checked), so every run moves the same pages. Runs alternate between
+ * A B .. and .. B A order and the best of NP_ROUNDS is kept. After every
+ * run each page must be on its target and hold its data: anything else
+ * prints MISMATCH and the bench exits 1.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/mempolicy.h>
+
+#include "numaplace.h"
+
+/* The size of a pinned RDMA / KV-cache buffer. */
+#define NP_BUF_SIZE	(256UL << 20)
+/* x86-64 PMD (THP) size: every buffer is aligned to it. */
+#define NP_PMD_SIZE	(2UL << 20)
+/* A 256 MiB migration takes seconds in TCG: 3 rounds keep a kernel's
+ * bench within minutes.
+ */
+#define NP_ROUNDS	3
+/* The pages start on this node and move to the other one. */
+#define NP_SRC_NODE	0
+#define NP_DST_NODE	1
+/* MISMATCH lines printed per run before a summary line. */
+#define NP_MAX_REPORTS	8
+#define NP_BALANCING	"/proc/sys/kernel/numa_balancing"
+
+#define NP_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+enum np_variant_id {
+	NP_V_4K,
+	NP_V_THP,
+	NP_V_INTERLEAVE,
+	NP_NR_VARIANTS,
+};
+
+static const struct {
+	const char *name;
+	int thp, interleave;
+} np_variants[NP_NR_VARIANTS] = {
+	[NP_V_4K] = { "4k", 0, 0 },
+	[NP_V_THP] = { "thp", 1, 0 },
+	[NP_V_INTERLEAVE] = { "4k-ilv", 0, 1 },
+};
+
+enum np_method_id {
+	NP_M_MEMCPY,
+	NP_M_MOVE_PAGES,
+	NP_M_DROPIN,
+	NP_M_MIGRATE,
+	NP_M_KERNEL,
+	NP_M_VMA,
+	NP_M_BATCH,
+	NP_NR_METHODS,
+};
+
+/* One buffer under test and the arrays the methods use. */
+struct np_bench {
+	int variant;
+	char *map, *buf;		/* the mmap, its 2 MiB aligned part */
+	size_t map_len, nr_pages, page_size;
+	char *dst;			/* memcpy's destination */
+	void **pages;			/* move_pages' pages[] of buf */
+	int *targets;			/* nodes[]: where each page goes */
+	int *home;			/* nodes[] of NP_SRC_NODE */
+	int *status;			/* scratch status[] */
+	int *st_sys, *st_dropin;	/* the last runs' status[] */
+	long ret_sys, ret_dropin;	/* and return values */
+	int err_sys, err_dropin;
+	int have_sys, have_dropin;	/* set once such a run finished */
+	int noted_thp_second;		/* the THP -EBUSY note was printed */
+	size_t nr_moving;		/* pages whose target is not home */
+	long thp_pages;			/* after populating; -1 unknown */
+	long thp_min;			/* fewest before a run; -1 unknown */
+	struct numaplace_migrate last;	/* counters of the last MIGRATE */
+};
+
+struct np_method {
+	const char *name;
+	int (*fn)(struct np_bench *b, int m);
+	unsigned int engine_flag;	/* NUMAPLACE_MIGRATE_ENGINE_* */
+	unsigned long long feature;	/* INFO feature it needs, or 0 */
+	int migrates;			/* moves pages: set up and verify */
+};
+
+/* What one variant measured, for the table. */
+struct np_result {
+	double best_ms[NP_NR_METHODS];
+	int err[NP_NR_METHODS];		/* errno, or EIO for a bad result */
+	unsigned int engines;		/* reported by default MIGRATE runs */
+	size_t nr_moving;
+	long thp_pages, thp_min;
+};
+
+/* INFO's features when the module can migrate, else 0. */
+static unsigned long long np_migrate_features;
+static long np_mismatches;
+
+static double np_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int np_m_memcpy(struct np_bench *b, int m)
+{
+	memcpy(b->dst, b->buf, NP_BUF_SIZE);
+	/* Keep the copy from being optimised away. */
+	__asm__ volatile("" : : "r"(b->dst) : "memory");
+	return 0;
+}
+
+static int np_m_move_pages(struct np_bench *b, int m)
+{
+	errno = 0;
+	b->ret_sys = syscall(SYS_move_pages, 0, b->nr_pages, b->pages,
+			     b->targets, b->st_sys, MPOL_MF_MOVE);
+	b->err_sys = b->ret_sys < 0 ? errno : 0;
+	b->have_sys = 1;
+	return b->ret_sys < 0 ? -b->err_sys : 0;
+}
+
+static int np_m_dropin(struct np_bench *b, int m)
+{
+	errno = 0;
+	b->ret_dropin = numaplace_move_pages(0, b->nr_pages, b->pages,
+					     b->targets, b->st_dropin,
+					     MPOL_MF_MOVE);
+	b->err_dropin = b->ret_dropin < 0 ? errno : 0;
+	b->have_dropin = 1;
+	return b->ret_dropin < 0 ? -b->err_dropin : 0;
+}
+
+static const struct np_method np_methods[NP_NR_METHODS];
+
+/* The vma engine runs THP variants with NUMAPLACE_MIGRATE_SPLIT_OK. */
+static int np_vma_splits(int variant, int m)
+{
+	return m == NP_M_VMA && np_variants[variant].thp;
+}
+
+/* MIGRATE over the range: one node, or page i to targets[i]. */
+static int np_m_migrate(struct np_bench *b, int m)
+{
+	struct numaplace_migrate *r = &b->last;
+
+	memset(r, 0, sizeof(*r));
+	r->flags = np_methods[m].engine_flag;
+	/* migrate_vma moves base pages: a THP must be split to go. */
+	if (np_vma_splits(b->variant, m))
+		r->flags |= NUMAPLACE_MIGRATE_SPLIT_OK;
+	r->start = (uintptr_t)b->buf;
+	r->len = NP_BUF_SIZE;
+	if (np_variants[b->variant].interleave) {
+		r->policy = NUMAPLACE_POLICY_PER_PAGE;
+		r->nodes_ptr = (uintptr_t)b->targets;
+	} else {
+		r->policy = NUMAPLACE_POLICY_NODE;
+		r->node = NP_DST_NODE;
+	}
+	return numaplace_migrate(r);
+}
+
+static const struct np_method np_methods[NP_NR_METHODS] = {
+	[NP_M_MEMCPY] = { "memcpy 256 MiB (user space)", np_m_memcpy, 0, 0, 0 },
+	[NP_M_MOVE_PAGES] = { "move_pages(2), nodes[]", np_m_move_pages, 0, 0, 1 },
+	[NP_M_DROPIN] = { "numaplace_move_pages()", np_m_dropin, 0, ~0ULL, 1 },
+	[NP_M_MIGRATE] = { "numaplace MIGRATE", np_m_migrate, 0, ~0ULL, 1 },
+	[NP_M_KERNEL] = { "numaplace engine kernel", np_m_migrate,
+			  NUMAPLACE_MIGRATE_ENGINE_KERNEL,
+			  NUMAPLACE_FEAT_MIGRATE_KERNEL, 1 },
+	[NP_M_VMA] = { "numaplace engine vma", np_m_migrate,
+		       NUMAPLACE_MIGRATE_ENGINE_VMA,
+		       NUMAPLACE_FEAT_MIGRATE_VMA, 1 },
+	[NP_M_BATCH] = { "numaplace engine batch", np_m_migrate,
+			 NUMAPLACE_MIGRATE_ENGINE_BATCH,
+			 NUMAPLACE_FEAT_MIGRATE_BATCH, 1 },
+};
+
+/* The module can run method @m ("~0": any migration engine will do). */
+static int np_method_available(int m)
+{
+	unsigned long long f = np_methods[m].feature;
+
+	if (!f)
+		return 1;
+	return f == ~0ULL ? np_migrate_features != 0 :
+	       (np_migrate_features & f) != 0;
+}
+
+static int np_is_numaplace(int m)
+{
+	return np_methods[m].feature != 0;
+}
+
+/* The data of word @i of the buffer: a page's words say where it was. */
+static inline uint64_t np_pattern(size_t i)
+{
+	return (i + 1) * 0x9e3779b97f4a7c15ULL;
+}
+
+static void np_fill(struct np_bench *b)
+{
+	uint64_t *w = (uint64_t *)b->buf;
+	size_t i, n = NP_BUF_SIZE / sizeof(*w);
+
+	for (i = 0; i < n; i++)
+		w[i] = np_pattern(i);
+}
+
+/* Pages whose data is not theirs; the first few are printed. */
+static size_t np_check_data(struct np_bench *b, const char *what)
+{
+	const uint64_t *w = (const uint64_t *)b->buf;
+	size_t per_page = b->page_size / sizeof(*w), bad = 0, p, i;
+
+	for (p = 0; p < b->nr_pages; p++) {
+		for (i = p * per_page; i < (p + 1) * per_page; i++)
+			if (w[i] != np_pattern(i))
+				break;
+		if (i == (p + 1) * per_page)
+			continue;
+		if (bad++ < NP_MAX_REPORTS)
+			printf("MISMATCH %s %s: page %zu (%p): word %zu is %#llx, want %#llx\n",
+			       np_variants[b->variant].name, what, p,
+			       b->pages[p], i - p * per_page,
+			       (unsigned long long)w[i],
+			       (unsigned long long)np_pattern(i));
+	}
+	return bad;
+}
+
+/* set_mempolicy(2) without libnuma: bind to @node, or back to default. */
+static int np_bind(int node)
+{
+	unsigned long mask[NUMAPLACE_NODE_WORDS] = { 0 };
+
+	if (node < 0)
+		return syscall(SYS_set_mempolicy, MPOL_DEFAULT, NULL, 0) ?
+		       -errno : 0;
+	mask[node / (8 * sizeof(long))] = 1UL << (node % (8 * sizeof(long)));
+	return syscall(SYS_set_mempolicy, MPOL_BIND, mask,
+		       NUMAPLACE_MAX_NODES + 1) ? -errno : 0;
+}
+
+/* AnonHugePages of the VMA holding @addr, in base pages; -1 if unknown. */
+static long np_smaps_thp_pages(const void *addr, size_t page_size)
+{
+	unsigned long long start, end;
+	char line[512];
+	long kb = -1;
+	int in = 0;
+	FILE *f;
+
+	f = fopen("/proc/self/smaps", "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx-%llx ", &start, &end) == 2 &&
+		    strchr(line, '-') < strchr(line, ' ')) {
+			in = start <= (uintptr_t)addr && (uintptr_t)addr < end;
+			continue;
+		}
+		if (in && sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
+			break;
+	}
+	fclose(f);
+	return kb < 0 ? -1 : kb * 1024 / (long)page_size;
+}
+
+/*
+ * A fresh buffer on NP_SRC_NODE, filled with its pattern: mapped, advised
+ * (THP or not) and faulted in under a bind policy.
+ */
+static int np_buffer_create(struct np_bench *b)
+{
+	uintptr_t aligned;
+	size_t i;
+	int ret;
+
+	if (b->map)
+		munmap(b->map, b->map_len);
+	b->map_len = NP_BUF_SIZE + NP_PMD_SIZE;
+	b->map = mmap(NULL, b->map_len, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (b->map == MAP_FAILED) {
+		b->map = NULL;
+		perror("bench: mmap");
+		return -1;
+	}
+	aligned = ((uintptr_t)b->map + NP_PMD_SIZE - 1) & ~(NP_PMD_SIZE - 1);
+	b->buf = (char *)aligned;
+	if (madvise(b->buf, NP_BUF_SIZE, np_variants[b->variant].thp ?
+		    MADV_HUGEPAGE : MADV_NOHUGEPAGE))
+		fprintf(stderr, "bench %s: madvise: %s\n",
+			np_variants[b->variant].name, strerror(errno));
+	ret = np_bind(NP_SRC_NODE);
+	if (ret)
+		fprintf(stderr, "bench: set_mempolicy(MPOL_BIND, node %d): %s\n",
+			NP_SRC_NODE, strerror(-ret));
+	np_fill(b);
+	np_bind(-1);
+	for (i = 0; i < b->nr_pages; i++)
+		b->pages[i] = b->buf + i * b->page_size;
+	b->thp_pages = np_smaps_thp_pages(b->buf, b->page_size);
+	return 0;
+}
+
+static int np_bench_setup(struct np_bench *b, int variant)
+{
+	size_t i;
+
+	memset(b, 0, sizeof(*b));
+	b->variant = variant;
+	b->thp_min = -1;
+	b->page_size = sysconf(_SC_PAGESIZE);
+	b->nr_pages = NP_BUF_SIZE / b->page_size;
+	b->pages = calloc(b->nr_pages, sizeof(*b->pages));
+	b->targets = calloc(b->nr_pages, sizeof(*b->targets));
+	b->home = calloc(b->nr_pages, sizeof(*b->home));
+	b->status = calloc(b->nr_pages, sizeof(*b->status));
+	b->st_sys = calloc(b->nr_pages, sizeof(*b->st_sys));
+	b->st_dropin = calloc(b->nr_pages, sizeof(*b->st_dropin));
+	if (!b->pages || !b->targets || !b->home || !b->status ||
+	    !b->st_sys || !b->st_dropin) {
+		fprintf(stderr, "bench: out of memory\n");
+		return -1;
+	}
+	for (i = 0; i < b->nr_pages; i++) {
+		b->home[i] = NP_SRC_NODE;
+		b->targets[i] = np_variants[variant].interleave && !(i & 1) ?
+				NP_SRC_NODE : NP_DST_NODE;
+		b->nr_moving += b->targets[i] != NP_SRC_NODE;
+	}
+	/* memcpy's destination, faulted in so the copy takes no faults. */
+	b->dst = mmap(NULL, NP_BUF_SIZE, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (b->dst == MAP_FAILED) {
+		b->dst = NULL;
+		perror("bench: mmap");
+		return -1;
+	}
+	madvise(b->dst, NP_BUF_SIZE, np_variants[variant].thp ?
+		MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+	memset(b->dst, 0, NP_BUF_SIZE);
+	return np_buffer_create(b);
+}
+
+static void np_bench_teardown(struct np_bench *b)
+{
+	if (b->map)
+		munmap(b->map, b->map_len);
+	if (b->dst)
+		munmap(b->dst, NP_BUF_SIZE);
+	free(b->pages);
+	free(b->targets);
+	free(b->home);
+	free(b->status);
+	free(b->st_sys);
+	free(b->st_dropin);
+}
+
+/*
+ * Where the pages are, by the syscall's query: the number of pages not on
+ * @want (one node per page); the first few are printed when @what is set.
+ */
+static size_t np_off_target(struct np_bench *b, const int *want,
+			    const char *what, const char *tag)
+{
+	size_t i, off = 0;
+
+	if (syscall(SYS_move_pages, 0, b->nr_pages, b->pages, NULL,
+		    b->status, 0)) {
+		fprintf(stderr, "bench: move_pages query: %s\n",
+			strerror(errno));
+		return b->nr_pages;
+	}
+	for (i = 0; i < b->nr_pages; i++) {
+		if (b->status[i] == want[i])
+			continue;
+		if (what && off < NP_MAX_REPORTS)
+			printf("%s %s %s: page %zu (%p) is on %d, want node %d\n",
+			       tag, np_variants[b->variant].name, what, i,
+			       b->pages[i], b->status[i], want[i]);
+		off++;
+	}
+	return off;
+}
+
+/*
+ * Untimed: every page back on NP_SRC_NODE, THPs still THPs. numaplace
+ * moves them back when it can (it is the fastest), the syscall otherwise
+ * or when pages stay behind; a THP buffer that lost huge pages is made
+ * anew. 0, or -1 when the buffer cannot be put back.
+ */
+static int np_reset(struct np_bench *b)
+{
+	struct numaplace_migrate m;
+	long thp;
+
+	if (np_variants[b->variant].thp && b->thp_pages > 0) {
+		thp = np_smaps_thp_pages(b->buf, b->page_size);
+		if (thp >= 0 && thp < b->thp_pages &&
+		    np_buffer_create(b))
+			return -1;
+	}
+	if (!np_off_target(b, b->home, NULL, NULL))
+		goto done;
+	if (np_migrate_features)
+		numaplace_migrate_range(0, b->buf, NP_BUF_SIZE, NP_SRC_NODE, 0,
+					&m);
+	if (np_off_target(b, b->home, NULL, NULL)) {
+		syscall(SYS_move_pages, 0, b->nr_pages, b->pages, b->home,
+			b->status, MPOL_MF_MOVE);
+		if (np_off_target(b, b->home, "reset", "ERROR")) {
+			printf("bench %s: cannot put the buffer back on node %d\n",
+			       np_variants[b->variant].name, NP_SRC_NODE);
+			return -1;
+		}
+	}
+done:
+	thp = np_smaps_thp_pages(b->buf, b->page_size);
+	if (thp >= 0 && (b->thp_min < 0 || thp < b->thp_min))
+		b->thp_min = thp;
+	return 0;
+}
+
+/*
+ * Every status[] entry of the drop-in as the syscall's, and its return.
+ * One documented difference (Documentation/abi.md): the syscall answers
+ * -EBUSY for the second 4 KiB address of a THP it moved whole (that
+ * address found the THP already isolated), numaplace the node.
+ */
+static size_t np_compare_status(struct np_bench *b)
+{
+	size_t i, bad = 0, thp_second = 0;
+	size_t per_pmd = NP_PMD_SIZE / b->page_size;
+
+	if (b->ret_sys != b->ret_dropin || b->err_sys != b->err_dropin) {
+		printf("MISMATCH %s numaplace_move_pages(): returned %ld (%s), move_pages(2) %ld (%s)\n",
+		       np_variants[b->variant].name, b->ret_dropin,
+		       strerror(b->err_dropin), b->ret_sys,
+		       strerror(b->err_sys));
+		bad++;
+	}
+	for (i = 0; i < b->nr_pages; i++) {
+		if (b->st_sys[i] == b->st_dropin[i])
+			continue;
+		if (np_variants[b->variant].thp && i % per_pmd == 1 &&
+		    b->st_sys[i] == -EBUSY && b->st_dropin[i] == b->targets[i]) {
+			thp_second++;
+			continue;
+		}
+		if (bad++ < NP_MAX_REPORTS)
+			printf("MISMATCH %s numaplace_move_pages(): status[%zu] (%p) %d, move_pages(2) %d\n",
+			       np_variants[b->variant].name, i, b->pages[i],
+			       b->st_dropin[i], b->st_sys[i]);
+	}
+	if (thp_second && !b->noted_thp_second) {
+		printf("  note: %zu second addresses of a THP: move_pages(2) -EBUSY, numaplace the node (documented)\n",
+		       thp_second);
+		b->noted_thp_second = 1;
+	}
+	return bad;
+}
+
+/* The module's counters of the last MIGRATE, for a MISMATCH report. */
+static void np_print_counters(const struct np_bench *b, int m)
+{
+	const struct numaplace_migrate *r = &b->last;
+	int i;
+
+	printf("  %s counters: done %llu moved %llu pages %llu folios, in place %llu, failed %llu (",
+	       np_methods[m].name, (unsigned long long)r->done,
+	       (unsigned long long)r->nr_moved_pages,
+	       (unsigned long long)r->nr_moved_folios,
+	       (unsigned long long)r->nr_in_place_pages,
+	       (unsigned long long)r->nr_failed_pages);
+	for (i = 0; i < NUMAPLACE_FAIL_MAX; i++)
+		printf("%s%llu", i ? " " : "",
+		       (unsigned long long)r->nr_failed[i]);
+	printf("), engines %#x\n", r->engines);
+}
+
+/*
+ * After a run of @m: pages on their targets, data intact, the drop-in's
+ * answers the syscall's and MIGRATE's counters adding up. Returns the
+ * number of problems.
+ */
+static long np_verify(struct np_bench *b, int m)
+{
+	const char *what = np_methods[m].name;
+	const char *tag = np_is_numaplace(m) ? "MISMATCH" : "ERROR";
+	size_t off, bad_data = 0, bad = 0;
+	const struct numaplace_migrate *r = &b->last;
+
+	off = np_off_target(b, b->targets, what, tag);
+	if (np_is_numaplace(m))
+		bad_data = np_check_data(b, what);
+	if (off)
+		printf("%s %s %s: %zu pages not on their target\n", tag,
+		       np_variants[b->variant].name, what, off);
+	if (bad_data)
+		printf("MISMATCH %s %s: %zu pages with wrong data\n",
+		       np_variants[b->variant].name, what, bad_data);
+	if (m == NP_M_DROPIN && b->have_sys)
+		bad += np_compare_status(b);
+	if (np_methods[m].fn == np_m_migrate &&
+	    (r->done != b->nr_pages || r->nr_moved_pages != b->nr_moving ||
+	     r->nr_in_place_pages != b->nr_pages - b->nr_moving ||
+	     r->nr_failed_pages)) {
+		printf("MISMATCH %s %s: counters, want done %zu moved %zu in place %zu failed 0\n",
+		       np_variants[b->variant].name, what, b->nr_pages,
+		       b->nr_moving, b->nr_pages - b->nr_moving);
+		bad++;
+	}
+	if ((off || bad_data || bad) && np_methods[m].fn == np_m_migrate)
+		np_print_counters(b, m);
+	return off + bad_data + bad;
+}
+
+static void np_run_one(struct np_bench *b, struct np_result *res, int m,
+		       int round)
+{
+	double t0, ms;
+	long bad;
+	int ret;
+
+	if (res->err[m] || !np_method_available(m))
+		return;
+	if (np_methods[m].migrates && np_reset(b)) {
+		res->err[m] = EIO;
+		return;
+	}
+	t0 = np_now_ms();
+	ret = np_methods[m].fn(b, m);
+	ms = np_now_ms() - t0;
+	if (ret) {
+		res->err[m] = -ret;
+		printf("bench %s: %s: %s\n", np_variants[b->variant].name,
+		       np_methods[m].name, strerror(-ret));
+		if (np_methods[m].fn == np_m_migrate)
+			np_print_counters(b, m);
+		return;
+	}
+	printf("  %-6s round %d  %-28s %9.1f ms %7.3f GB/s\n",
+	       np_variants[b->variant].name, round + 1, np_methods[m].name,
+	       ms, (m == NP_M_MEMCPY ? NP_BUF_SIZE :
+		    b->nr_moving * b->page_size) / ms / 1e6);
+	if (np_methods[m].fn == np_m_migrate && !np_methods[m].engine_flag)
+		res->engines |= b->last.engines;
+	if (np_methods[m].migrates) {
+		bad = np_verify(b, m);
+		if (bad) {
+			/* The syscall's own answers are not numaplace's fault. */
+			if (np_is_numaplace(m))
+				np_mismatches += bad;
+			res->err[m] = EIO;
+			return;
+		}
+	}
+	if (ms < res->best_ms[m])
+		res->best_ms[m] = ms;
+}
+
+static int np_bench_variant(int variant, struct np_result *res)
+{
+	struct np_bench b;
+	int r, i, m, ret = 0;
+
+	memset(res, 0, sizeof(*res));
+	for (m = 0; m < NP_NR_METHODS; m++)
+		res->best_ms[m] = INFINITY;
+	if (np_bench_setup(&b, variant)) {
+		ret = -1;
+		goto out;
+	}
+	res->nr_moving = b.nr_moving;
+	printf("variant %s: %zu pages, %zu move, THP-backed after populating: %ld\n",
+	       np_variants[variant].name, b.nr_pages, b.nr_moving,
+	       b.thp_pages);
+	/* Rounds alternate A B .. and .. B A: drift hits every method. */
+	for (r = 0; r < NP_ROUNDS; r++) {
+		for (i = 0; i < NP_NR_METHODS; i++) {
+			m = r & 1 ? NP_NR_METHODS - 1 - i : i;
+			np_run_one(&b, res, m, r);
+		}
+	}
+	res->thp_pages = b.thp_pages;
+	res->thp_min = b.thp_min;
+out:
+	np_bench_teardown(&b);
+	return ret;
+}
+
+static double np_gbps(const struct np_result *res, int m)
+{
+	size_t bytes = m == NP_M_MEMCPY ? NP_BUF_SIZE :
+		       res->nr_moving * sysconf(_SC_PAGESIZE);
+
+	if (res->err[m] || isinf(res->best_ms[m]) || res->best_ms[m] <= 0)
+		return -1;
+	return bytes / res->best_ms[m] / 1e6;
+}
+
+static void np_print_engines(unsigned int engines, char *buf, size_t len)
+{
+	static const struct {
+		unsigned int bit;
+		const char *name;
+	} names[] = {
+		{ NUMAPLACE_ENGINE_KERNEL, "kernel" },
+		{ NUMAPLACE_ENGINE_VMA, "vma" },
+		{ NUMAPLACE_ENGINE_BATCH, "batch" },
+	};
+	size_t i, off = 0;
+
+	buf[0] = 0;
+	for (i = 0; i < NP_ARRAY_SIZE(names) && off < len; i++)
+		if (engines & names[i].bit)
+			off += snprintf(buf + off, len - off, "%s%s",
+					off ? "+" : "", names[i].name);
+	if (!off)
+		snprintf(buf, len, "-");
+}
+
+static void np_print_table(const struct np_result *res)
+{
+	char hdr[40], eng[32];
+	double num, den;
+	int m, v;
+
+	printf("\n");
+	for (v = 0; v < NP_NR_VARIANTS; v++)
+		printf("variant %-6s %zu MiB move 0 -> 1, THP-backed: %ld after populating, %ld fewest before a run\n",
+		       np_variants[v].name,
+		       res[v].nr_moving * sysconf(_SC_PAGESIZE) >> 20,
+		       res[v].thp_pages, res[v].thp_min);
+	snprintf(hdr, sizeof(hdr), "best of %d rounds, GB/s", NP_ROUNDS);
+	printf("\n%-32s", hdr);
+	/* Columns: 11 characters, numbers end on the 10th (a mark after). */
+	for (v = 0; v < NP_NR_VARIANTS; v++)
+		printf(" %9s ", np_variants[v].name);
+	printf("\n");
+	for (m = 0; m < NP_NR_METHODS; m++) {
+		if (!np_method_available(m))
+			continue;
+		printf("%-32s", np_methods[m].name);
+		for (v = 0; v < NP_NR_VARIANTS; v++) {
+			num = np_gbps(&res[v], m);
+			if (num < 0)
+				printf(" %9s ", res[v].err[m] ? "error" : "-");
+			else
+				printf(" %9.3f%c", num,
+				       np_vma_splits(v, m) ? '*' : ' ');
+		}
+		printf("\n");
+	}
+	for (m = NP_M_DROPIN; m < NP_NR_METHODS; m++) {
+		if (!np_method_available(m))
+			continue;
+		snprintf(hdr, sizeof(hdr), "%s / move_pages",
+			 np_methods[m].name + (m == NP_M_DROPIN ? 0 :
+					       strlen("numaplace ")));
+		printf("%-32s", hdr);
+		for (v = 0; v < NP_NR_VARIANTS; v++) {
+			num = np_gbps(&res[v], m);
+			den = np_gbps(&res[v], NP_M_MOVE_PAGES);
+			if (num < 0 || den <= 0)
+				printf(" %9s ", "-");
+			else
+				printf(" %9.2fx", num / den);
+		}
+		printf("\n");
+	}
+	if (!np_migrate_features)
+		return;
+	printf("%-32s", "engines of MIGRATE (default)");
+	for (v = 0; v < NP_NR_VARIANTS; v++) {
+		np_print_engines(res[v].engines, eng, sizeof(eng));
+		printf(" %9s ", eng);
+	}
+	printf("\n");
+	if (np_method_available(NP_M_VMA))
+		printf("* with NUMAPLACE_MIGRATE_SPLIT_OK: the vma engine moves base pages, THPs end split\n");
+}
+
+/* NUMA hinting faults would move pages back and forth mid-run. */
+static int np_balancing_off(char *old, size_t len)
+{
+	ssize_t n;
+	int fd;
+
+	old[0] = 0;
+	fd = open(NP_BALANCING, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, old, len - 1);
+	old[n > 0 ? n : 0] = 0;
+	old[strcspn(old, "\n")] = 0;
+	if (pwrite(fd, "0\n", 2, 0) != 2) {
+		n = -errno;
+		close(fd);
+		old[0] = 0;
+		return n;
+	}
+	close(fd);
+	return 0;
+}
+
+static void np_balancing_restore(const char *old)
+{
+	int fd;
+
+	if (!old[0])
+		return;
+	fd = open(NP_BALANCING, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (write(fd, old, strlen(old)) < 0)
+		fprintf(stderr, "bench: restore %s: %s\n", NP_BALANCING,
+			strerror(errno));
+	close(fd);
+}
+
+int main(void)
+{
+	unsigned long long any = NUMAPLACE_FEAT_MIGRATE_KERNEL |
+				 NUMAPLACE_FEAT_MIGRATE_VMA |
+				 NUMAPLACE_FEAT_MIGRATE_BATCH;
+	struct np_result res[NP_NR_VARIANTS];
+	struct numaplace_info info;
+	struct utsname uts;
+	char balancing[16];
+	int err, failed = 0, v, m;
+	double t0 = np_now_ms();
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	uname(&uts);
+	err = numaplace_info(&info);
+	if (!err && info.abi_version == NUMAPLACE_ABI_VERSION &&
+	    (info.ioctls & (1ULL << NUMAPLACE_CMD_MIGRATE)))
+		np_migrate_features = info.features & any;
+	printf("numaplace migrate bench: kernel %s, %lu MiB anonymous, node %d -> %d, best of %d rounds (A B .. / .. B A)\n",
+	       uts.release, NP_BUF_SIZE >> 20, NP_SRC_NODE, NP_DST_NODE,
+	       NP_ROUNDS);
+	if (err)
+		printf("numaplace: %s: %s: only the syscall and memcpy rows\n",
+		       NUMAPLACE_DEVICE, strerror(-err));
+	else if (!np_migrate_features)
+		printf("numaplace: the module cannot migrate on this kernel: only the syscall and memcpy rows\n");
+	if (!err && (info.nr_node_ids <= NP_DST_NODE ||
+		     !numaplace_node_isset(info.node_memory, NP_SRC_NODE) ||
+		     !numaplace_node_isset(info.node_memory, NP_DST_NODE))) {
+		printf("bench: nodes %d and %d need memory\n", NP_SRC_NODE,
+		       NP_DST_NODE);
+		return 1;
+	}
+	err = np_balancing_off(balancing, sizeof(balancing));
+	printf("numa_balancing: %s\n", err ? strerror(-err) :
+	       "0 for the run");
+
+	for (v = 0; v < NP_NR_VARIANTS; v++) {
+		if (np_bench_variant(v, &res[v])) {
+			np_balancing_restore(balancing);
+			return 1;
+		}
+	}
+	np_balancing_restore(balancing);
+	np_print_table(res);
+	printf("\nelapsed: %.0f s\n", (np_now_ms() - t0) / 1e3);
+	for (v = 0; v < NP_NR_VARIANTS; v++)
+		for (m = 0; m < NP_NR_METHODS; m++)
+			failed |= res[v].err[m] && np_method_available(m);
+	if (np_mismatches) {
+		printf("MISMATCH: %ld problems (see above)\n", np_mismatches);
+		return 1;
+	}
+	if (failed) {
+		printf("ERROR: a method failed (see above)\n");
+		return 1;
+	}
+	printf("verify: after every run each page is on its target and holds its data%s\n",
+	       np_migrate_features ?
+	       "; numaplace_move_pages() answers as move_pages(2)" : "");
+	return 0;
+}

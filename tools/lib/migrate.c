@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: LGPL-2.1 OR GPL-2.0
+/*
+ * libnumaplace: move a process's pages. NUMAPLACE_IOC_MIGRATE as prepared
+ * by the caller, and a range to one node on top of it.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "lib.h"
+#include "numaplace.h"
+
+/* The counters of @from added to @to. */
+static void np_migrate_add(struct numaplace_migrate *to,
+			   const struct numaplace_migrate *from)
+{
+	int i;
+
+	to->done += from->done;
+	to->nr_moved_pages += from->nr_moved_pages;
+	to->nr_moved_folios += from->nr_moved_folios;
+	to->nr_in_place_pages += from->nr_in_place_pages;
+	to->nr_failed_pages += from->nr_failed_pages;
+	for (i = 0; i < NUMAPLACE_FAIL_MAX; i++)
+		to->nr_failed[i] += from->nr_failed[i];
+	to->engines |= from->engines;
+}
+
+/*
+ * Step @m past the @done pages or addresses a call handled: the arrays
+ * advance by as many entries, a range by as many pages.
+ */
+static void np_migrate_advance(struct numaplace_migrate *m, __u64 done,
+			       __u64 page_size)
+{
+	__u64 first, end;
+
+	if (m->flags & NUMAPLACE_MIGRATE_PAGES) {
+		m->pages_ptr += done * sizeof(__u64);
+		m->count -= done;
+	} else {
+		first = m->start & ~(page_size - 1);
+		end = m->start + m->len;
+		m->start = first + done * page_size;
+		m->len = end > m->start ? end - m->start : 0;
+	}
+	if (m->nodes_ptr)
+		m->nodes_ptr += done * sizeof(__s32);
+	if (m->status_ptr)
+		m->status_ptr += done * sizeof(__s32);
+}
+
+/* One ioctl, no retry: -EINTR comes back with the struct copied out. */
+static int np_migrate_ioctl(struct numaplace_migrate *m)
+{
+	int fd = numaplace_fd();
+
+	if (fd < 0)
+		return fd;
+	return ioctl(fd, NUMAPLACE_IOC_MIGRATE, m) < 0 ? -errno : 0;
+}
+
+/*
+ * One ioctl, resumed after an interrupted call (-EINTR with some pages
+ * done) so that the counters add up over the whole request: a plain retry
+ * would start over and count the pages the first call moved as in place.
+ * The module copies the struct back on error for MIGRATE, so m->done and
+ * the counters are valid on every return.
+ */
+NP_EXPORT int numaplace_migrate(struct numaplace_migrate *m)
+{
+	struct numaplace_migrate req = *m, sum;
+	__u64 page_size = sysconf(_SC_PAGESIZE);
+	int ret;
+
+	req.size = sizeof(req);
+	memset(&sum, 0, sizeof(sum));
+	for (;;) {
+		/* Outputs from a previous attempt must not read as input. */
+		req.done = 0;
+		ret = np_migrate_ioctl(&req);
+		np_migrate_add(&sum, &req);
+		if (ret != -EINTR)
+			break;
+		np_migrate_advance(&req, req.done, page_size);
+		if (req.flags & NUMAPLACE_MIGRATE_PAGES ? !req.count : !req.len) {
+			ret = 0;
+			break;
+		}
+	}
+	m->size = sizeof(*m);
+	m->done = sum.done;
+	m->nr_moved_pages = sum.nr_moved_pages;
+	m->nr_moved_folios = sum.nr_moved_folios;
+	m->nr_in_place_pages = sum.nr_in_place_pages;
+	m->nr_failed_pages = sum.nr_failed_pages;
+	memcpy(m->nr_failed, sum.nr_failed, sizeof(m->nr_failed));
+	m->engines = sum.engines;
+	return ret;
+}
+
+NP_EXPORT int numaplace_migrate_range(int pid, const void *start, size_t len,
+				      int node, unsigned int flags,
+				      struct numaplace_migrate *out)
+{
+	struct numaplace_migrate m;
+	int ret;
+
+	/* Array mode needs arrays: this call is range mode only. */
+	if (flags & NUMAPLACE_MIGRATE_PAGES)
+		return -EINVAL;
+	memset(&m, 0, sizeof(m));
+	m.flags = flags;
+	m.pid = pid;
+	m.policy = NUMAPLACE_POLICY_NODE;
+	m.start = (uintptr_t)start;
+	m.len = len;
+	m.node = node;
+	ret = numaplace_migrate(&m);
+	if (out)
+		*out = m;
+	return ret;
+}
