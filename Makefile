@@ -8,6 +8,10 @@
 #   make check           boot the NUMA VM on every kernel and run the selftests
 #   make demo            deps + build + show numaplace at work in the NUMA VM
 #   make bench           the benchmarks, in the VM
+#   make bench-preload   only the LD_PRELOAD shim on an unmodified program, in the VM
+#   make install         numaplace.ko into /lib/modules/$(KABI)/updates, depmod, udev rule
+#   make install-tools   the CLI, libnumaplace, libnumaplace-preload.so, man pages
+#   make install-headers uapi/linux/numaplace.h and numaplace.h into $(PREFIX)/include
 
 CONF    := tools/vm/kernels.conf
 KERNELS := $(shell awk '!/^\#/ && NF {print $$1}' $(CONF))
@@ -17,7 +21,9 @@ KVER    ?= $(firstword $(KERNELS))
 KABI    := $(or $(call abi_of,$(KVER)),$(KVER))
 KDIR    ?= /usr/src/linux-headers-$(KABI)
 BUILD   ?= $(CURDIR)/build
-KOBJ     = $(BUILD)/kmod/$(KABI)
+# NP_NO_STATS=y builds the module without its counters (to measure their
+# cost), into a directory of its own.
+KOBJ     = $(BUILD)/kmod/$(KABI)$(if $(NP_NO_STATS),-nostats)
 
 CC      ?= gcc
 CFLAGS  ?= -O2 -g
@@ -28,7 +34,10 @@ KSFT    := $(BUILD)/ksft
 TEST_CFLAGS := -O2 -g -Wall -Werror -std=gnu11 -D_GNU_SOURCE -I$(CURDIR)/uapi \
 	       -I$(CURDIR)/tools/lib -I$(KSFT) -Iselftests
 
-LIB_SRC  := $(wildcard tools/lib/*.c)
+# preload.c is its own library (libnumaplace-preload.so), not part of
+# libnumaplace: it defines move_pages() and syscall().
+PRELOAD_SRC := tools/lib/preload.c
+LIB_SRC  := $(filter-out $(PRELOAD_SRC),$(wildcard tools/lib/*.c))
 CLI_SRC  := $(wildcard tools/numaplace/*.c)
 TEST_SRC := $(wildcard selftests/*.c)
 TESTS    := $(patsubst selftests/%.c,$(BUILD)/selftests/%,$(TEST_SRC))
@@ -36,7 +45,7 @@ BENCH_SRC := $(wildcard tools/bench/*.c)
 BENCHES  := $(patsubst tools/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 MOD_SRC  := Kbuild $(wildcard module/*.c module/*.h uapi/linux/*.h)
 
-.PHONY: all modules modules-all tools deps check checkpatch demo bench clean
+.PHONY: all modules modules-all tools deps check checkpatch demo bench bench-stats clean
 all: modules tools
 
 # kbuild builds in the source tree; a copy per kernel keeps two kernels'
@@ -46,13 +55,14 @@ $(KOBJ)/numaplace.ko: $(MOD_SRC)
 	@test -d $(KDIR) || { echo "no headers in $(KDIR): run 'make deps'" >&2; exit 1; }
 	@mkdir -p $(KOBJ)
 	cp -a Kbuild module uapi $(KOBJ)/
-	$(MAKE) -C $(KDIR) M=$(KOBJ) NP_WERROR=y modules
+	$(MAKE) -C $(KDIR) M=$(KOBJ) NP_WERROR=y NP_NO_STATS=$(NP_NO_STATS) modules
 
 modules-all:
 	@set -e; for k in $(KERNELS); do $(MAKE) --no-print-directory modules KVER=$$k; done
 
 tools: $(BUILD)/lib/libnumaplace.so $(BUILD)/lib/libnumaplace.a \
-       $(BUILD)/bin/numaplace $(BUILD)/bin/np-workload $(TESTS)
+       $(BUILD)/bin/numaplace $(BUILD)/bin/np-workload $(TESTS) \
+       $(BUILD)/lib/libnumaplace-preload.so
 
 $(BUILD)/lib/%.o: tools/lib/%.c $(wildcard tools/lib/*.h) uapi/linux/numaplace.h
 	@mkdir -p $(@D)
@@ -64,6 +74,14 @@ $(BUILD)/lib/libnumaplace.so: $(patsubst tools/lib/%.c,$(BUILD)/lib/%.o,$(LIB_SR
 
 $(BUILD)/lib/libnumaplace.a: $(patsubst tools/lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRC))
 	$(AR) rcs $@ $^
+
+# The LD_PRELOAD shim: libnumaplace's objects linked in, only move_pages,
+# numa_move_pages and syscall exported (tools/lib/preload.map).
+$(BUILD)/lib/libnumaplace-preload.so: $(BUILD)/lib/preload.o tools/lib/preload.map \
+		$(patsubst tools/lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRC))
+	$(CC) -shared -Wl,-soname,libnumaplace-preload.so \
+		-Wl,--version-script=tools/lib/preload.map -o $@ \
+		$(filter %.o,$^)
 
 $(BUILD)/bin/numaplace: $(CLI_SRC) $(wildcard tools/numaplace/*.h) $(BUILD)/lib/libnumaplace.so
 	@mkdir -p $(@D)
@@ -87,6 +105,11 @@ $(BUILD)/bench/%: tools/bench/%.c tools/lib/numaplace.h uapi/linux/numaplace.h $
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< -L$(BUILD)/lib -lnumaplace
 
+# kvquery stands for a program that knows nothing of numaplace: libnuma only.
+$(BUILD)/bench/kvquery: tools/bench/kvquery.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< -lnuma
+
 deps:
 	tools/deps.sh
 
@@ -103,13 +126,36 @@ check: modules-all tools
 
 # Every kernel is benchmarked even when one fails, and in one guest boot
 # every benchmark runs even when one fails; the status says if any did.
-BENCH_RUN := rc=0; for b in query migrate; do \
+BENCH_RUN := rc=0; for b in query migrate preload; do \
 	/usr/libexec/numaplace/bench/$$b || rc=1; done; exit $$rc
+# The shim goes where an installed system has it (tools/vm/run puts only
+# libnumaplace.so in by itself).
+PRELOAD_ADD := --add $(BUILD)/lib/libnumaplace-preload.so:/usr/lib/libnumaplace-preload.so
 bench: modules-all tools $(BENCHES)
 	@rc=0; for k in $(KERNELS); do \
 		echo "=== bench: kernel $$k"; \
-		NP_BUILD=$(BUILD) tools/vm/run --kernel $$k --timeout 1800 -- \
+		NP_BUILD=$(BUILD) tools/vm/run --kernel $$k --timeout 1800 $(PRELOAD_ADD) -- \
 			/bin/sh -c '$(BENCH_RUN)' || rc=1; \
+	done; exit $$rc
+
+# The preload benchmark alone: kvquery with and without the shim, A B B A.
+bench-preload: modules-all tools $(BUILD)/bench/kvquery $(BUILD)/bench/preload
+	@rc=0; for k in $(KERNELS); do \
+		echo "=== bench-preload: kernel $$k"; \
+		NP_BUILD=$(BUILD) tools/vm/run --kernel $$k --timeout 1800 $(PRELOAD_ADD) -- \
+			/usr/libexec/numaplace/bench/preload || rc=1; \
+	done; exit $$rc
+
+# What the counters cost: the benchmarks with and without them, one boot.
+bench-stats: modules-all tools $(BENCHES)
+	@rc=0; for k in $(KERNELS); do \
+		$(MAKE) --no-print-directory modules KVER=$$k NP_NO_STATS=y >/dev/null || exit 1; \
+		abi=$$(awk -v k=$$k '$$1 == k {print $$2}' $(CONF)); \
+		echo "=== bench-stats: kernel $$k"; \
+		tools/vm/run --kernel $$k --timeout 3600 \
+			--add $(BUILD)/kmod/$$abi-nostats/numaplace.ko:/root/nostats.ko \
+			--add tools/bench/stats-cost.sh:/root/stats-cost.sh \
+			-- /root/stats-cost.sh /root/nostats.ko || rc=1; \
 	done; exit $$rc
 
 demo: deps

@@ -54,6 +54,15 @@ void np_stats_exit(void);
 void np_stats_sum(struct np_stats_sum *sum);
 void np_stats_sum_node(int nid, struct np_stats_node *sum);
 
+#ifdef NP_NO_STATS
+/* Built without counters (make NP_NO_STATS=y): to measure what they cost. */
+static inline void np_stat_add(enum np_stat item, u64 n) {}
+static inline void np_stat_fail(unsigned int reason, u64 n) {}
+static inline void np_stat_phase(unsigned int engine, unsigned int phase,
+				 u64 ns) {}
+static inline void np_stat_folio_moved(int from, int to, unsigned int order,
+				       int sign) {}
+#else
 static inline void np_stat_add(enum np_stat item, u64 n)
 {
 	this_cpu_add(np_stats->stat[item], n);
@@ -86,5 +95,6 @@ static inline void np_stat_folio_moved(int from, int to, unsigned int order,
 	s->stat[NP_STAT_BYTES_COPIED] += pages << PAGE_SHIFT;
 	put_cpu_ptr(np_stats);
 }
+#endif /* NP_NO_STATS */
 
 #endif /* _NUMAPLACE_STATS_H */

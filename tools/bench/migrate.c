@@ -38,6 +38,8 @@
  * bench within minutes.
  */
 #define NP_ROUNDS	3
+/* Rounds of this run: NP_ROUNDS, or --rounds N. */
+static int np_rounds = NP_ROUNDS;
 /* The pages start on this node and move to the other one. */
 #define NP_SRC_NODE	0
 #define NP_DST_NODE	1
@@ -602,7 +604,7 @@ static int np_bench_variant(int variant, struct np_result *res)
 	       np_variants[variant].name, b.nr_pages, b.nr_moving,
 	       b.thp_pages);
 	/* Rounds alternate A B .. and .. B A: drift hits every method. */
-	for (r = 0; r < NP_ROUNDS; r++) {
+	for (r = 0; r < np_rounds; r++) {
 		for (i = 0; i < NP_NR_METHODS; i++) {
 			m = r & 1 ? NP_NR_METHODS - 1 - i : i;
 			np_run_one(&b, res, m, r);
@@ -658,7 +660,7 @@ static void np_print_table(const struct np_result *res)
 		       np_variants[v].name,
 		       res[v].nr_moving * sysconf(_SC_PAGESIZE) >> 20,
 		       res[v].thp_pages, res[v].thp_min);
-	snprintf(hdr, sizeof(hdr), "best of %d rounds, GB/s", NP_ROUNDS);
+	snprintf(hdr, sizeof(hdr), "best of %d rounds, GB/s", np_rounds);
 	printf("\n%-32s", hdr);
 	/* Columns: 11 characters, numbers end on the 10th (a mark after). */
 	for (v = 0; v < NP_NR_VARIANTS; v++)
@@ -745,7 +747,7 @@ static void np_balancing_restore(const char *old)
 	close(fd);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	unsigned long long any = NUMAPLACE_FEAT_MIGRATE_KERNEL |
 				 NUMAPLACE_FEAT_MIGRATE_VMA |
@@ -758,6 +760,8 @@ int main(void)
 	double t0 = np_now_ms();
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 3 && !strcmp(argv[1], "--rounds"))
+		np_rounds = atoi(argv[2]) > 0 ? atoi(argv[2]) : NP_ROUNDS;
 	uname(&uts);
 	err = numaplace_info(&info);
 	if (!err && info.abi_version == NUMAPLACE_ABI_VERSION &&
@@ -765,7 +769,7 @@ int main(void)
 		np_migrate_features = info.features & any;
 	printf("numaplace migrate bench: kernel %s, %lu MiB anonymous, node %d -> %d, best of %d rounds (A B .. / .. B A)\n",
 	       uts.release, NP_BUF_SIZE >> 20, NP_SRC_NODE, NP_DST_NODE,
-	       NP_ROUNDS);
+	       np_rounds);
 	if (err)
 		printf("numaplace: %s: %s: only the syscall and memcpy rows\n",
 		       NUMAPLACE_DEVICE, strerror(-err));
