@@ -121,7 +121,9 @@ checkpatch:
 		--ignore LINUX_VERSION_CODE,CONSTANT_COMPARISON \
 		$(wildcard module/*.c module/*.h) uapi/linux/numaplace.h
 
-check: modules-all tools
+# The README's test command: set-up included, so it works on a fresh machine.
+check: deps
+	$(MAKE) --no-print-directory modules-all tools
 	tools/vm/check $(KERNELS)
 
 # Every kernel is benchmarked even when one fails, and in one guest boot
