@@ -38,7 +38,7 @@ static const struct np_ioctl_op np_ioctl_ops[] = {
 		    NUMAPLACE_INFO_SIZE_VER0, 0, false),
 	NP_IOCTL_OP(NUMAPLACE_CMD_QUERY, np_query, struct numaplace_query,
 		    NUMAPLACE_QUERY_SIZE_VER0,
-		    NUMAPLACE_QUERY_PAGES | NUMAPLACE_QUERY_AS_SYSCALL, true),
+		    NUMAPLACE_QUERY_PAGES | NUMAPLACE_QUERY_AS_SYSCALL, false),
 	NP_IOCTL_OP(NUMAPLACE_CMD_MIGRATE, np_migrate, struct numaplace_migrate,
 		    NUMAPLACE_MIGRATE_SIZE_VER0,
 		    NUMAPLACE_MIGRATE_PAGES | NUMAPLACE_MIGRATE_MOVE_ALL |
@@ -79,6 +79,9 @@ static long np_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return -EFAULT;
 	if (usize < op->min_size)
 		return -EINVAL;
+	/* As clone3(): a struct larger than a page is not a newer version. */
+	if (usize > PAGE_SIZE)
+		return -E2BIG;
 	ret = copy_struct_from_user(&buf, op->size, uarg, usize);
 	if (ret)
 		return ret;
@@ -88,12 +91,13 @@ static long np_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return -EINVAL;
 
 	/*
-	 * On success, and on any error of a command that reports progress
-	 * (a fatal signal, a bad node met half-way), the struct goes back:
-	 * its progress fields say what was done.
+	 * On success, on -EINTR (a fatal signal cut a long call short), and
+	 * on any error of a command that reports progress (a bad node met
+	 * half-way), the struct goes back: its progress fields say what was
+	 * done.
 	 */
 	ret = op->handler(&buf);
-	if (ret && !op->progress)
+	if (ret && ret != -EINTR && !op->progress)
 		return ret;
 
 	/* The caller sees its own size, not ours. */

@@ -44,11 +44,13 @@ static u32 np_text_word(unsigned long addr)
 	return word;
 }
 
-/* Safe to call indirectly: not sealed, or the CPU does not enforce IBT. */
+/*
+ * Safe to call indirectly: the CPU does not enforce IBT, or the target
+ * starts with an ENDBR64 (not sealed, not a function without one).
+ */
 static bool np_callable(unsigned long addr)
 {
-	return addr && !(np_ibt_enforced() &&
-			 np_text_word(addr) == NP_ENDBR_SEAL);
+	return addr && (!np_ibt_enforced() || np_text_word(addr) == NP_ENDBR64);
 }
 
 typedef unsigned long (*np_kallsyms_fn)(const char *name);

@@ -92,13 +92,20 @@ unusable:
 	return map;
 }
 
+/*
+ * Build and publish under the mutex: of two rebuilds racing (load and a
+ * hotplug event), the one that read the spans last publishes last.
+ */
 static int np_nodemap_rebuild(void)
 {
-	struct np_nodemap *map = np_nodemap_build(), *old;
+	struct np_nodemap *map, *old;
 
-	if (!map)
-		return -ENOMEM;
 	mutex_lock(&np_nodemap_mutex);
+	map = np_nodemap_build();
+	if (!map) {
+		mutex_unlock(&np_nodemap_mutex);
+		return -ENOMEM;
+	}
 	old = rcu_replace_pointer(np_nodemap, map,
 				  lockdep_is_held(&np_nodemap_mutex));
 	mutex_unlock(&np_nodemap_mutex);
@@ -136,7 +143,13 @@ int np_nodemap_lookup(struct np_nodemap_cache *c, unsigned long pfn)
 static int np_nodemap_notify(struct notifier_block *nb, unsigned long action,
 			     void *arg)
 {
+	/*
+	 * Spans have moved at GOING_ONLINE (pages still isolated) and again
+	 * by ONLINE. At OFFLINE they still cover the block: harmless, an
+	 * offline pfn is mapped by no one, and onlining it again rebuilds.
+	 */
 	switch (action) {
+	case MEM_GOING_ONLINE:
 	case MEM_ONLINE:
 	case MEM_OFFLINE:
 	case MEM_CANCEL_ONLINE:
@@ -152,18 +165,19 @@ static struct notifier_block np_nodemap_nb = {
 	.notifier_call = np_nodemap_notify,
 };
 
+/* The notifier first: no hotplug event can fall between build and it. */
 int np_nodemap_init(void)
 {
-	int ret = np_nodemap_rebuild();
+	int ret = register_memory_notifier(&np_nodemap_nb);
 
 	if (ret)
 		return ret;
-	ret = register_memory_notifier(&np_nodemap_nb);
+	ret = np_nodemap_rebuild();
 	if (ret)
-		goto free_map;
+		goto unregister;
 	return 0;
-free_map:
-	kfree(rcu_replace_pointer(np_nodemap, NULL, true));
+unregister:
+	unregister_memory_notifier(&np_nodemap_nb);
 	return ret;
 }
 

@@ -20,8 +20,8 @@
  * @size: sizeof() the struct as this module knows it
  * @min_size: the first published size (*_SIZE_VER0): shorter is -EINVAL
  * @valid_flags: the flags the command knows: others are -EINVAL
- * @progress: the struct goes back to the caller on an error too: its
- *	progress fields say what was done before it
+ * @progress: the struct goes back to the caller on any error too (not
+ *	only -EINTR): its progress fields say what was done before it
  */
 struct np_ioctl_op {
 	unsigned int cmd;

@@ -366,9 +366,31 @@ static bool np_walk_budget_stop(struct np_walk *w, unsigned long addr)
 	return false;
 }
 
+/*
+ * A PMD leaf must be read under its lock when a consumer takes references
+ * (NP_WALK_LOCKED), and before struct page is read for it: a read-only
+ * PMD in an anonymous VMA may be the huge zero page, told apart by
+ * PageAnon(), which is only meaningful while the page stays mapped.
+ */
+static bool np_walk_leaf_needs_lock(const struct np_walk *w, pmd_t pmd)
+{
+	return (w->flags & NP_WALK_LOCKED) ||
+	       ((w->vma_kind & NUMAPLACE_KIND_ANON) && !pmd_write(pmd));
+}
+
+static bool np_walk_pmd_leaf(struct np_walk *w, pmd_t pmd, unsigned long addr,
+			     unsigned long next)
+{
+	return np_walk_leaf(w, addr, next, pmd_pfn(pmd), pmd_protnone(pmd),
+			    pmd_devmap(pmd) || np_pmd_special(pmd),
+			    pmd_write(pmd), NUMAPLACE_KIND_PMD);
+}
+
 static bool np_walk_pmd(struct np_walk *w, pmd_t *pmdp, unsigned long addr,
 			unsigned long next)
 {
+	spinlock_t *ptl;
+	bool ok;
 	pmd_t pmd;
 
 again:
@@ -378,26 +400,22 @@ again:
 		return np_walk_hole(w, addr, next);
 	if (!pmd_present(pmd))
 		return np_walk_leaf_entry(w, addr, next, pmd_to_swp_entry(pmd));
-	if ((pmd_leaf(pmd) || pmd_devmap(pmd)) && (w->flags & NP_WALK_LOCKED)) {
-		spinlock_t *ptl = pmd_lock(w->mm, pmdp);
-		bool ok;
-
+	if (pmd_leaf(pmd) || pmd_devmap(pmd)) {
+		if (!np_walk_leaf_needs_lock(w, pmd))
+			return np_walk_pmd_leaf(w, pmd, addr, next);
+		ptl = pmd_lock(w->mm, pmdp);
 		if (!pmd_same(pmd, np_pmdp_get(pmdp))) {
 			spin_unlock(ptl);
 			goto again;
 		}
-		ok = np_walk_leaf(w, addr, next, pmd_pfn(pmd), pmd_protnone(pmd),
-				  pmd_devmap(pmd) || np_pmd_special(pmd),
-				  pmd_write(pmd), NUMAPLACE_KIND_PMD) &&
-		     np_walk_flush(w);
+		ok = np_walk_pmd_leaf(w, pmd, addr, next) &&
+		     (!(w->flags & NP_WALK_LOCKED) || np_walk_flush(w));
 		spin_unlock(ptl);
 		return ok;
 	}
-	if (pmd_leaf(pmd) || pmd_devmap(pmd))
-		return np_walk_leaf(w, addr, next, pmd_pfn(pmd),
-				    pmd_protnone(pmd),
-				    pmd_devmap(pmd) || np_pmd_special(pmd),
-				    pmd_write(pmd), NUMAPLACE_KIND_PMD);
+	/* hugetlb maps no PTE table: a non-leaf there is not ours to follow. */
+	if (w->vma_kind & NUMAPLACE_KIND_HUGETLB)
+		return np_walk_hole(w, addr, next);
 	if (!np_walk_pte_table(w, pmdp, pmd, addr, next)) {
 		cond_resched_rcu();
 		goto again;
@@ -434,6 +452,32 @@ static bool np_walk_pmds(struct np_walk *w, pud_t *pudp, unsigned long addr,
 		addr = next;
 	}
 	return true;
+}
+
+/*
+ * x86's pud_present() tests _PAGE_PRESENT only: a PROT_NONE 1 GiB hugetlb
+ * leaf (PSE | PROTNONE) is not "present" and is no swap entry either.
+ */
+static bool np_pud_protnone_leaf(pud_t pud)
+{
+	return (pud_val(pud) & (_PAGE_PRESENT | _PAGE_PSE | _PAGE_PROTNONE)) ==
+	       (_PAGE_PSE | _PAGE_PROTNONE);
+}
+
+/*
+ * 6.12's folio_walk tests pud_present() and finds nothing (-ENOENT); 6.1's
+ * follow_huge_pud() follows any hugetlb leaf to its node.
+ */
+static bool np_walk_pud_protnone(struct np_walk *w, unsigned long addr,
+				 unsigned long next, pud_t pud)
+{
+	u32 kind = w->vma_kind | NUMAPLACE_KIND_PUD | NUMAPLACE_KIND_PROTNONE;
+
+	if ((w->flags & NP_WALK_LEGACY) && (w->vma_kind & NUMAPLACE_KIND_HUGETLB))
+		return np_walk_leaf(w, addr, next, pud_pfn(pud), true, false,
+				    false, NUMAPLACE_KIND_PUD);
+	return np_walk_add(w, addr, (next - addr) >> PAGE_SHIFT, 0, -ENOENT,
+			   kind);
 }
 
 static bool np_walk_pud_leaf(struct np_walk *w, pud_t *pudp, pud_t pud,
@@ -479,6 +523,9 @@ static bool np_walk_puds(struct np_walk *w, p4d_t *p4dp, unsigned long addr,
 		pud = np_pudp_get(pudp);
 		if (pud_none(pud)) {
 			if (!np_walk_hole(w, addr, next))
+				return false;
+		} else if (np_pud_protnone_leaf(pud)) {
+			if (!np_walk_pud_protnone(w, addr, next, pud))
 				return false;
 		} else if (!pud_present(pud)) {
 			if (!np_walk_leaf_entry(w, addr, next,
@@ -547,6 +594,33 @@ static bool np_walk_vma(struct np_walk *w, struct vm_area_struct *vma,
 	return true;
 }
 
+/*
+ * A hugetlb VMA's PMD table may be shared with other processes
+ * (HUGETLB_PMD_PAGE_TABLE_SHARING): our mmap lock does not keep it, and
+ * x86 frees page tables without an RCU grace period. huge_pmd_unshare()
+ * runs with the mapping's i_mmap_rwsem held for write, so hold it for
+ * read around the VMA (mmap_lock -> i_mmap_rwsem is the kernel's order; a
+ * sleeping lock, so RCU is dropped around taking it).
+ */
+static bool np_walk_vma_locked(struct np_walk *w, struct vm_area_struct *vma,
+			       unsigned long addr, unsigned long end)
+{
+	struct address_space *mapping;
+	bool ok;
+
+	if (!is_vm_hugetlb_page(vma) || !vma->vm_file)
+		return np_walk_vma(w, vma, addr, end);
+	mapping = vma->vm_file->f_mapping;
+	rcu_read_unlock();
+	i_mmap_lock_read(mapping);
+	rcu_read_lock();
+	ok = np_walk_vma(w, vma, addr, end);
+	rcu_read_unlock();
+	i_mmap_unlock_read(mapping);
+	rcu_read_lock();
+	return ok;
+}
+
 /**
  * np_walk_begin - lock @w->mm for a walk
  * Return: 0, or -EINTR when a fatal signal arrived while waiting.
@@ -590,7 +664,7 @@ bool np_walk_range(struct np_walk *w, unsigned long start, unsigned long end)
 			vend = vma->vm_start;
 		} else {
 			vend = min(end, vma->vm_end);
-			if (!np_walk_vma(w, vma, addr, vend))
+			if (!np_walk_vma_locked(w, vma, addr, vend))
 				return false;
 			addr = vend;
 			continue;

@@ -107,10 +107,13 @@ TEST_F(dev, info_short_size_einval)
 	}
 }
 
-/* Longer than the module knows: fine when the tail is zero, else E2BIG. */
+/*
+ * Longer than the module knows: fine when the tail is zero, else E2BIG;
+ * larger than a page is no newer version of the struct: E2BIG (clone3).
+ */
 TEST_F(dev, info_long_size)
 {
-	size_t len = sizeof(struct numaplace_info) + 4096;
+	size_t len = sizeof(struct numaplace_info) + 1024;
 	char *buf = calloc(1, len);
 	struct numaplace_info *info = (void *)buf;
 
@@ -128,6 +131,15 @@ TEST_F(dev, info_long_size)
 	buf[len - 1] = 0;
 	buf[sizeof(struct numaplace_info)] = 1;
 	EXPECT_EQ(-E2BIG, np_ioctl(self->fd, NUMAPLACE_IOC_INFO, info));
+	free(buf);
+
+	buf = calloc(1, 2 * sysconf(_SC_PAGESIZE));
+	ASSERT_NE(NULL, buf);
+	info = (void *)buf;
+	info->size = sysconf(_SC_PAGESIZE) + 8;
+	EXPECT_EQ(-E2BIG, np_ioctl(self->fd, NUMAPLACE_IOC_INFO, info));
+	info->size = sysconf(_SC_PAGESIZE);
+	EXPECT_EQ(0, np_ioctl(self->fd, NUMAPLACE_IOC_INFO, info));
 	free(buf);
 }
 
