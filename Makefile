@@ -24,6 +24,20 @@ BUILD   ?= $(CURDIR)/build
 # NP_NO_STATS=y builds the module without its counters (to measure their
 # cost), into a directory of its own.
 KOBJ     = $(BUILD)/kmod/$(KABI)$(if $(NP_NO_STATS),-nostats)
+# Warnings are errors on the kernels we test; DKMS builds for any kernel
+# turn that off (dkms.conf: NP_WERROR=).
+NP_WERROR ?= y
+
+# Installation (make install, install-tools, install-headers).
+DESTDIR ?=
+PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+LIBDIR  ?= $(PREFIX)/lib
+INCDIR  ?= $(PREFIX)/include
+MANDIR  ?= $(PREFIX)/share/man
+UDEVDIR ?= /lib/udev/rules.d
+INSTALL_MOD_DIR ?= updates
+MODDEST  = $(DESTDIR)/lib/modules/$(KABI)/$(INSTALL_MOD_DIR)
 
 CC      ?= gcc
 CFLAGS  ?= -O2 -g
@@ -45,7 +59,8 @@ BENCH_SRC := $(wildcard tools/bench/*.c)
 BENCHES  := $(patsubst tools/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 MOD_SRC  := Kbuild $(wildcard module/*.c module/*.h uapi/linux/*.h)
 
-.PHONY: all modules modules-all tools deps check checkpatch demo bench bench-stats clean
+.PHONY: all modules modules-all tools deps check checkpatch demo bench bench-stats clean \
+	bench-preload install install-tools install-headers
 all: modules tools
 
 # kbuild builds in the source tree; a copy per kernel keeps two kernels'
@@ -55,7 +70,7 @@ $(KOBJ)/numaplace.ko: $(MOD_SRC)
 	@test -d $(KDIR) || { echo "no headers in $(KDIR): run 'make deps'" >&2; exit 1; }
 	@mkdir -p $(KOBJ)
 	cp -a Kbuild module uapi $(KOBJ)/
-	$(MAKE) -C $(KDIR) M=$(KOBJ) NP_WERROR=y NP_NO_STATS=$(NP_NO_STATS) modules
+	$(MAKE) -C $(KDIR) M=$(KOBJ) NP_WERROR=$(NP_WERROR) NP_NO_STATS=$(NP_NO_STATS) modules
 
 modules-all:
 	@set -e; for k in $(KERNELS); do $(MAKE) --no-print-directory modules KVER=$$k; done
@@ -96,9 +111,12 @@ $(BUILD)/bin/np-workload: tools/demo/workload.c
 $(KSFT)/kselftest_harness.h:
 	@echo "kselftest headers missing: run 'make deps'" >&2; exit 1
 
+# Tests that speak netlink read it with libmnl, as the CLI does.
+$(BUILD)/selftests/genl: TEST_LIBS = $(shell pkg-config --libs libmnl 2>/dev/null)
+
 $(BUILD)/selftests/%: selftests/%.c selftests/np_test.h $(KSFT)/kselftest_harness.h $(BUILD)/lib/libnumaplace.so
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -o $@ $< -L$(BUILD)/lib -lnumaplace -lpthread
+	$(CC) $(TEST_CFLAGS) -o $@ $< -L$(BUILD)/lib -lnumaplace -lpthread $(TEST_LIBS)
 
 # The benchmarks run in the guest (tools/vm/run copies $(BUILD)/bench/*).
 $(BUILD)/bench/%: tools/bench/%.c tools/lib/numaplace.h uapi/linux/numaplace.h $(BUILD)/lib/libnumaplace.so
@@ -159,6 +177,42 @@ bench-stats: modules-all tools $(BENCHES)
 			--add tools/bench/stats-cost.sh:/root/stats-cost.sh \
 			-- /root/stats-cost.sh /root/nostats.ko || rc=1; \
 	done; exit $$rc
+
+# The module only (tools and headers have their own targets) and its udev
+# rule, then depmod. Into a DESTDIR (a package being built) depmod is left
+# to the package's installation: its partial modules.dep would replace
+# the system's.
+install: modules
+	install -D -m 0644 $(KOBJ)/numaplace.ko $(MODDEST)/numaplace.ko
+	install -D -m 0644 packaging/60-numaplace.rules \
+		$(DESTDIR)$(UDEVDIR)/60-numaplace.rules
+	@if [ -n "$(DESTDIR)" ]; then \
+		echo "install: into DESTDIR: run 'depmod -a $(KABI)' where it is installed"; \
+	else echo "depmod -a $(KABI)"; depmod -a $(KABI); fi
+
+# The CLI, libnumaplace (.so and .a), the LD_PRELOAD shim, man pages
+# (not the selftests: no kselftest headers needed).
+install-tools: $(BUILD)/bin/numaplace $(BUILD)/lib/libnumaplace.so \
+	       $(BUILD)/lib/libnumaplace.a $(BUILD)/lib/libnumaplace-preload.so
+	install -D -m 0755 $(BUILD)/bin/numaplace $(DESTDIR)$(BINDIR)/numaplace
+	install -D -m 0755 $(BUILD)/lib/libnumaplace.so \
+		$(DESTDIR)$(LIBDIR)/libnumaplace.so.1
+	ln -sf libnumaplace.so.1 $(DESTDIR)$(LIBDIR)/libnumaplace.so
+	install -D -m 0644 $(BUILD)/lib/libnumaplace.a \
+		$(DESTDIR)$(LIBDIR)/libnumaplace.a
+	install -D -m 0755 $(BUILD)/lib/libnumaplace-preload.so \
+		$(DESTDIR)$(LIBDIR)/libnumaplace-preload.so
+	install -D -m 0644 Documentation/man/numaplace.1 \
+		$(DESTDIR)$(MANDIR)/man1/numaplace.1
+	install -D -m 0644 Documentation/man/numaplace.4 \
+		$(DESTDIR)$(MANDIR)/man4/numaplace.4
+	$(if $(DESTDIR),,ldconfig)
+
+install-headers:
+	install -D -m 0644 uapi/linux/numaplace.h \
+		$(DESTDIR)$(INCDIR)/linux/numaplace.h
+	install -D -m 0644 tools/lib/numaplace.h \
+		$(DESTDIR)$(INCDIR)/numaplace.h
 
 demo: deps
 	$(MAKE) modules-all tools

@@ -26,7 +26,7 @@ SRC
 fi
 
 pkgs=(qemu-system-x86 busybox-static cpio libmnl-dev pkg-config pahole
-      make gcc libc6-dev xz-utils)
+      make gcc libc6-dev xz-utils libnuma-dev)
 while read -r short abi _; do
 	case "$short" in ''|\#*) continue ;; esac
 	pkgs+=("linux-image-$abi" "linux-headers-$abi")
