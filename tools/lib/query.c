@@ -76,6 +76,12 @@ static long np_sys_move_pages(int pid, unsigned long count, void **pages,
 static int np_query_fallback(int err, int pid)
 {
 	switch (err) {
+	/*
+	 * The module reads pages[] a chunk at a time and answers nothing of a
+	 * chunk it cannot read whole; the syscall answers the entries before
+	 * the fault. A query is idempotent: the syscall answers it all.
+	 */
+	case EFAULT:
 	case EINTR:
 	case EBADF:
 	case ENOTTY:
@@ -167,10 +173,12 @@ static long np_move_pages_move(int pid, unsigned long count, void **pages,
 		return ret;
 	}
 	err = fd < 0 ? EBADF : errno;
-	if (err == EINTR && m.done <= count) {
+	if ((err == EINTR || err == EFAULT) && m.done <= count) {
 		/*
-		 * A signal cut the call short: the first m.done entries have
-		 * moved and have their status; the syscall does the rest.
+		 * A signal cut the call short, or a chunk of the arrays could
+		 * not be read whole: the first m.done entries have moved and
+		 * have their status; the syscall does the rest, entry by
+		 * entry, up to its own fault.
 		 */
 		errno = saved_errno;
 		if (m.done == count)
