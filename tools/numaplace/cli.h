@@ -8,10 +8,11 @@ enum np_exit {
 	NP_EXIT_FAIL = 1,	/* the operation failed */
 	NP_EXIT_USAGE = 2,	/* bad command line */
 	NP_EXIT_NODEV = 3,	/* /dev/numaplace missing or incompatible */
-	NP_EXIT_PERM = 4,	/* not allowed to look at the process */
+	NP_EXIT_PERM = 4,	/* permission denied: the process, or CAP_NET_ADMIN */
 	NP_EXIT_NOPROC = 5,	/* no such process */
 	NP_EXIT_NODE = 6,	/* target node without memory, absent or not allowed */
 	NP_EXIT_PARTIAL = 7,	/* some pages could not move (busy, shared, no memory) */
+	NP_EXIT_REJECTED = 8,	/* the module refused a value (its message says why) */
 };
 
 struct np_cmd {
@@ -23,5 +24,8 @@ struct np_cmd {
 int np_cmd_info(int argc, char **argv);
 int np_cmd_query(int argc, char **argv);
 int np_cmd_migrate(int argc, char **argv);
+int np_cmd_stats(int argc, char **argv);
+int np_cmd_config(int argc, char **argv);
+int np_cmd_monitor(int argc, char **argv);
 
 #endif

@@ -14,6 +14,10 @@ static const struct np_cmd np_cmds[] = {
 	  "show on which nodes a process's pages are (per VMA, runs)" },
 	{ "migrate", np_cmd_migrate,
 	  "move a process's pages to a node, over nodes or to a CPU's node" },
+	{ "stats", np_cmd_stats,
+	  "show the module's counters (text, JSON, Prometheus), or watch them" },
+	{ "config", np_cmd_config, "show or change the engines' knobs" },
+	{ "monitor", np_cmd_monitor, "print a line per completed migration" },
 };
 
 static void np_usage(FILE *out)

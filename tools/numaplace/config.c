@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * numaplace config: show the engines' knobs (netlink CONFIG_GET) or change
+ * them (CONFIG_SET, CAP_NET_ADMIN) without reloading the module.
+ *
+ *   numaplace config                      engine=auto and batch_pages=N
+ *   numaplace config KEY=VALUE ...        set them, all or none
+ *
+ * The command line is checked before anything is sent (unknown key,
+ * value of the wrong kind); the module judges the value itself (its
+ * bounds, whether an engine exists on this host) and says why in its
+ * extack message, which is printed.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "nl.h"
+
+#define NP_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* enum numaplace_config_engine by value. */
+static const char *const np_engine_names[] = {
+	[NUMAPLACE_CONFIG_ENGINE_AUTO] = "auto",
+	[NUMAPLACE_CONFIG_ENGINE_KERNEL] = "kernel",
+	[NUMAPLACE_CONFIG_ENGINE_VMA] = "vma",
+	[NUMAPLACE_CONFIG_ENGINE_BATCH] = "batch",
+};
+
+static int np_parse_engine(const char *s, __u32 *val)
+{
+	size_t i;
+
+	for (i = 0; i < NP_ARRAY_SIZE(np_engine_names); i++) {
+		if (!strcmp(s, np_engine_names[i])) {
+			*val = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static void np_print_engine(__u32 val)
+{
+	if (val < NP_ARRAY_SIZE(np_engine_names))
+		printf("%s", np_engine_names[val]);
+	else
+		printf("%u", val);
+}
+
+/* A decimal __u32; its bounds are the module's to check. */
+static int np_parse_u32(const char *s, __u32 *val)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v > 0xffffffffULL)
+		return -EINVAL;
+	*val = v;
+	return 0;
+}
+
+static void np_print_u32(__u32 val)
+{
+	printf("%u", val);
+}
+
+/* The keys, in the order CONFIG_GET prints them. */
+static const struct np_config_key {
+	const char *name;
+	__u16 attr;			/* NUMAPLACE_A_CONFIG_* */
+	int (*parse)(const char *s, __u32 *val);
+	void (*print)(__u32 val);
+	const char *values;		/* what VALUE may be */
+	const char *help;
+} np_config_keys[] = {
+	{ "engine", NUMAPLACE_A_CONFIG_ENGINE, np_parse_engine, np_print_engine,
+	  "auto|kernel|vma|batch",
+	  "the engines a migration without an engine flag uses" },
+	{ "batch_pages", NUMAPLACE_A_CONFIG_BATCH_PAGES, np_parse_u32,
+	  np_print_u32, "a number of pages",
+	  "pages per migration round (the module checks for signals\n"
+	  "               between rounds)" },
+};
+
+/* Names of the attributes, for the module's error messages. */
+static const char *const np_config_attr_names[NUMAPLACE_A_CONFIG_MAX + 1] = {
+	[NUMAPLACE_A_CONFIG_ENGINE] = "engine",
+	[NUMAPLACE_A_CONFIG_BATCH_PAGES] = "batch_pages",
+};
+
+static void np_config_usage(FILE *out)
+{
+	size_t i;
+
+	fprintf(out, "usage: numaplace config [KEY=VALUE ...]\n\n"
+		"Without arguments, print the knobs as KEY=VALUE lines. With them,\n"
+		"set them (CAP_NET_ADMIN); the module takes every value or none.\n\n");
+	for (i = 0; i < NP_ARRAY_SIZE(np_config_keys); i++)
+		fprintf(out, "  %-12s %s\n%15s%s\n", np_config_keys[i].name,
+			np_config_keys[i].values, "", np_config_keys[i].help);
+	fprintf(out,
+		"\nexit status: %d ok, %d failed, %d usage, %d module not loaded,\n"
+		"%d permission denied, %d the module refused a value\n",
+		NP_EXIT_OK, NP_EXIT_FAIL, NP_EXIT_USAGE, NP_EXIT_NODEV,
+		NP_EXIT_PERM, NP_EXIT_REJECTED);
+}
+
+struct np_config_vals {
+	__u32 val[NP_ARRAY_SIZE(np_config_keys)];
+	int have[NP_ARRAY_SIZE(np_config_keys)];
+};
+
+static int np_config_attr_cb(const struct nlattr *attr, void *data)
+{
+	struct np_config_vals *v = data;
+	size_t i;
+
+	if (mnl_attr_validate(attr, MNL_TYPE_U32) < 0)
+		return MNL_CB_OK;
+	for (i = 0; i < NP_ARRAY_SIZE(np_config_keys); i++) {
+		if (mnl_attr_get_type(attr) == np_config_keys[i].attr) {
+			v->val[i] = mnl_attr_get_u32(attr);
+			v->have[i] = 1;
+		}
+	}
+	return MNL_CB_OK;
+}
+
+static int np_config_cb(const struct nlmsghdr *nlh, void *data)
+{
+	mnl_attr_parse(nlh, GENL_HDRLEN, np_config_attr_cb, data);
+	return MNL_CB_OK;
+}
+
+static int np_config_exit(int err)
+{
+	switch (err) {
+	case 0:
+		return NP_EXIT_OK;
+	case -EPERM:
+	case -EACCES:
+		return NP_EXIT_PERM;
+	case -ENOENT:
+		return NP_EXIT_NODEV;
+	case -EINVAL:
+	case -ERANGE:
+	case -EOPNOTSUPP:
+		return NP_EXIT_REJECTED;
+	default:
+		return NP_EXIT_FAIL;
+	}
+}
+
+static int np_config_get(struct np_nl *nl)
+{
+	struct np_config_vals v = { 0 };
+	struct nlmsghdr *nlh;
+	size_t i;
+	int ret;
+
+	nlh = np_nl_msg(nl, nl->family, NUMAPLACE_NL_CMD_CONFIG_GET, 0);
+	ret = np_nl_send_recv(nl, nlh, np_config_cb, &v);
+	if (ret)
+		return np_config_exit(ret);
+	for (i = 0; i < NP_ARRAY_SIZE(np_config_keys); i++) {
+		if (!v.have[i])
+			continue;	/* an older module */
+		printf("%s=", np_config_keys[i].name);
+		np_config_keys[i].print(v.val[i]);
+		putchar('\n');
+	}
+	return NP_EXIT_OK;
+}
+
+int np_cmd_config(int argc, char **argv)
+{
+	struct np_config_vals v = { 0 };
+	const struct np_config_key *k;
+	struct nlmsghdr *nlh;
+	struct np_nl nl;
+	const char *eq;
+	size_t i, len;
+	int a, ret;
+
+	/* Check the whole command line before anything is sent. */
+	for (a = 1; a < argc; a++) {
+		if (!strcmp(argv[a], "-h") || !strcmp(argv[a], "--help")) {
+			np_config_usage(stdout);
+			return NP_EXIT_OK;
+		}
+		eq = strchr(argv[a], '=');
+		len = eq ? (size_t)(eq - argv[a]) : strlen(argv[a]);
+		for (i = 0; i < NP_ARRAY_SIZE(np_config_keys); i++)
+			if (strlen(np_config_keys[i].name) == len &&
+			    !strncmp(argv[a], np_config_keys[i].name, len))
+				break;
+		if (i == NP_ARRAY_SIZE(np_config_keys)) {
+			fprintf(stderr, "numaplace config: unknown key '%.*s'\n",
+				(int)len, argv[a]);
+			np_config_usage(stderr);
+			return NP_EXIT_USAGE;
+		}
+		k = &np_config_keys[i];
+		if (!eq || k->parse(eq + 1, &v.val[i])) {
+			fprintf(stderr, "numaplace config: %s takes %s\n",
+				k->name, k->values);
+			return NP_EXIT_USAGE;
+		}
+		if (v.have[i]) {
+			fprintf(stderr, "numaplace config: %s given twice\n",
+				k->name);
+			return NP_EXIT_USAGE;
+		}
+		v.have[i] = 1;
+	}
+
+	ret = np_nl_open(&nl, "numaplace config", 0);
+	if (ret)
+		return np_config_exit(ret);
+	if (argc < 2) {
+		ret = np_config_get(&nl);
+		np_nl_close(&nl);
+		return ret;
+	}
+	nl.attr_names = np_config_attr_names;
+	nl.nr_attr_names = NP_ARRAY_SIZE(np_config_attr_names);
+	nlh = np_nl_msg(&nl, nl.family, NUMAPLACE_NL_CMD_CONFIG_SET, 0);
+	for (i = 0; i < NP_ARRAY_SIZE(np_config_keys); i++)
+		if (v.have[i])
+			mnl_attr_put_u32(nlh, np_config_keys[i].attr, v.val[i]);
+	nl.quiet = 1;
+	ret = np_nl_send_recv(&nl, nlh, NULL, NULL);
+	if (ret == -EPERM)
+		fprintf(stderr, "numaplace config: %s: changing the knobs needs CAP_NET_ADMIN\n",
+			strerror(-ret));
+	else if (ret)
+		np_nl_perror(&nl, ret);
+	np_nl_close(&nl);
+	return np_config_exit(ret);
+}

@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * numaplace monitor: a line per completed migration call, from the
+ * "events" multicast group of the numaplace generic netlink family
+ * (MIGRATE_DONE), until SIGINT or SIGTERM. Every line is flushed, so a
+ * pipe sees it at once.
+ *
+ *   numaplace monitor [--json]
+ *
+ * The generic netlink controller's "notify" group is joined too: when the
+ * module is unloaded the kernel drops every member of its groups, and when
+ * it is loaded again the monitor joins the new family's group by itself.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+
+#include <linux/genetlink.h>
+
+#include "cli.h"
+#include "nl.h"
+
+#define NP_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* By bit number of NUMAPLACE_ENGINE_*. */
+static const char *const np_engine_names[] = { "kernel", "vma", "batch" };
+
+struct np_monitor {
+	struct np_nl nl;
+	int json;
+	uint32_t notify_grp;	/* the controller's "notify" group */
+	int rejoin;		/* the family was registered again */
+};
+
+struct np_event {
+	__u32 pid, engines, error;
+	__u64 pages, bytes, duration_ns, failed;
+};
+
+static volatile sig_atomic_t np_stop;
+
+static void np_on_signal(int sig)
+{
+	np_stop = 1;
+}
+
+static void np_monitor_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: numaplace monitor [--json]\n"
+		"\n"
+		"Print a line per completed migration call (any process's) until\n"
+		"interrupted: time, pid, pages and MiB moved, the call's duration,\n"
+		"its throughput, the engines that moved pages, pages that did not\n"
+		"move and the call's error.\n"
+		"\n"
+		"  --json   one JSON object per line\n"
+		"\n"
+		"exit status: %d ok (interrupted), %d failed, %d usage, %d module not loaded\n",
+		NP_EXIT_OK, NP_EXIT_FAIL, NP_EXIT_USAGE, NP_EXIT_NODEV);
+}
+
+static int np_event_attr_cb(const struct nlattr *attr, void *data)
+{
+	struct np_event *ev = data;
+
+	switch (mnl_attr_get_type(attr)) {
+	case NUMAPLACE_A_EVENT_PID:
+		if (mnl_attr_validate(attr, MNL_TYPE_U32) >= 0)
+			ev->pid = mnl_attr_get_u32(attr);
+		break;
+	case NUMAPLACE_A_EVENT_ENGINES:
+		if (mnl_attr_validate(attr, MNL_TYPE_U32) >= 0)
+			ev->engines = mnl_attr_get_u32(attr);
+		break;
+	case NUMAPLACE_A_EVENT_ERROR:
+		if (mnl_attr_validate(attr, MNL_TYPE_U32) >= 0)
+			ev->error = mnl_attr_get_u32(attr);
+		break;
+	case NUMAPLACE_A_EVENT_PAGES:
+		if (mnl_attr_validate(attr, MNL_TYPE_U64) >= 0)
+			ev->pages = mnl_attr_get_u64(attr);
+		break;
+	case NUMAPLACE_A_EVENT_BYTES:
+		if (mnl_attr_validate(attr, MNL_TYPE_U64) >= 0)
+			ev->bytes = mnl_attr_get_u64(attr);
+		break;
+	case NUMAPLACE_A_EVENT_DURATION_NS:
+		if (mnl_attr_validate(attr, MNL_TYPE_U64) >= 0)
+			ev->duration_ns = mnl_attr_get_u64(attr);
+		break;
+	case NUMAPLACE_A_EVENT_FAILED:
+		if (mnl_attr_validate(attr, MNL_TYPE_U64) >= 0)
+			ev->failed = mnl_attr_get_u64(attr);
+		break;
+	}
+	return MNL_CB_OK;
+}
+
+/* "kernel,vma", "-" for none. */
+static const char *np_engines_str(__u32 engines, char *buf, size_t size,
+				  int json)
+{
+	size_t len = 0;
+	unsigned int e;
+
+	buf[0] = 0;
+	for (e = 0; e < 32 && len < size; e++) {
+		if (!(engines & (1U << e)))
+			continue;
+		if (e < NP_ARRAY_SIZE(np_engine_names))
+			len += snprintf(buf + len, size - len, json ? "%s\"%s\"" : "%s%s",
+					len ? "," : "", np_engine_names[e]);
+		else
+			len += snprintf(buf + len, size - len, json ? "%s\"engine%u\"" : "%sengine%u",
+					len ? "," : "", e);
+	}
+	if (!buf[0] && !json)
+		snprintf(buf, size, "-");
+	return buf;
+}
+
+static void np_print_event(const struct np_monitor *mon,
+			   const struct np_event *ev)
+{
+	const char *err = ev->error ? np_errno_name(ev->error) : NULL;
+	double gbps = ev->duration_ns ? (double)ev->bytes / ev->duration_ns : 0;
+	char engines[96], when[32], errbuf[16];
+	struct timeval tv;
+	struct tm tm;
+
+	gettimeofday(&tv, NULL);
+	if (ev->error && !err) {
+		snprintf(errbuf, sizeof(errbuf), "E%u", ev->error);
+		err = errbuf;
+	}
+	if (mon->json) {
+		printf("{\"time\":%ld.%03ld,\"pid\":%u,\"pages\":%llu,\"bytes\":%llu,"
+		       "\"duration_ns\":%llu,\"gbps\":%.3f,\"engines\":[%s],"
+		       "\"failed\":%llu,\"error\":",
+		       (long)tv.tv_sec, (long)tv.tv_usec / 1000, ev->pid,
+		       (unsigned long long)ev->pages,
+		       (unsigned long long)ev->bytes,
+		       (unsigned long long)ev->duration_ns, gbps,
+		       np_engines_str(ev->engines, engines, sizeof(engines), 1),
+		       (unsigned long long)ev->failed);
+		printf(err ? "\"%s\"}\n" : "null}\n", err);
+	} else {
+		localtime_r(&tv.tv_sec, &tm);
+		strftime(when, sizeof(when), "%H:%M:%S", &tm);
+		printf("%s.%03ld %8u %10llu %10.2f %10.3f", when,
+		       (long)tv.tv_usec / 1000, ev->pid,
+		       (unsigned long long)ev->pages, ev->bytes / 1048576.0,
+		       ev->duration_ns / 1e6);
+		if (ev->duration_ns)
+			printf(" %8.2f", gbps);
+		else
+			printf(" %8s", "-");
+		printf("  %-14s %8llu  %s\n",
+		       np_engines_str(ev->engines, engines, sizeof(engines), 0),
+		       (unsigned long long)ev->failed, err ? err : "-");
+	}
+	fflush(stdout);
+}
+
+static void np_print_header(const struct np_monitor *mon)
+{
+	if (mon->json)
+		return;
+	printf("%-12s %8s %10s %10s %10s %8s  %-14s %8s  %s\n", "TIME", "PID",
+	       "PAGES", "MiB", "ms", "GB/s", "ENGINES", "FAILED", "ERROR");
+	fflush(stdout);
+}
+
+/* The controller's news about our family: the module went or came. */
+static int np_ctrl_attr_cb(const struct nlattr *attr, void *data)
+{
+	const char **name = data;
+
+	if (mnl_attr_get_type(attr) == CTRL_ATTR_FAMILY_NAME &&
+	    mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) >= 0)
+		*name = mnl_attr_get_str(attr);
+	return MNL_CB_OK;
+}
+
+static void np_monitor_ctrl(struct np_monitor *mon, const struct nlmsghdr *nlh)
+{
+	uint8_t cmd = np_nl_cmd(nlh);
+	const char *name = NULL;
+
+	if (cmd != CTRL_CMD_NEWFAMILY && cmd != CTRL_CMD_DELFAMILY)
+		return;
+	mnl_attr_parse(nlh, GENL_HDRLEN, np_ctrl_attr_cb, &name);
+	if (!name || strcmp(name, NUMAPLACE_FAMILY_NAME))
+		return;
+	if (cmd == CTRL_CMD_NEWFAMILY) {
+		mon->rejoin = 1;	/* once this datagram is read */
+		return;
+	}
+	/* The kernel has dropped us from the group already. */
+	mon->nl.family = 0;
+	mon->nl.events_grp = 0;
+	fprintf(stderr, "numaplace monitor: the module was unloaded; waiting for it\n");
+}
+
+/*
+ * The module is back: resolve its family and join its group. Resolving
+ * reads the answer on this socket; a notification that comes meanwhile is
+ * dropped (none of the new family's events can: we are not in its group
+ * yet).
+ */
+static void np_monitor_rejoin(struct np_monitor *mon)
+{
+	struct np_nl *nl = &mon->nl;
+	int ret;
+
+	mon->rejoin = 0;
+	ret = np_nl_resolve(nl, NUMAPLACE_FAMILY_NAME, &nl->family,
+			    NUMAPLACE_MCGRP_EVENTS, &nl->events_grp);
+	if (!ret)
+		ret = nl->events_grp ? np_nl_group(nl, nl->events_grp, 1) :
+				       -ENOENT;
+	if (ret)
+		fprintf(stderr, "numaplace monitor: the module is back but its events group could not be joined: %s\n",
+			strerror(-ret));
+	else
+		fprintf(stderr, "numaplace monitor: the module is back\n");
+}
+
+static int np_monitor_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct np_monitor *mon = data;
+	struct np_event ev = { 0 };
+
+	if (nlh->nlmsg_type == GENL_ID_CTRL) {
+		np_monitor_ctrl(mon, nlh);
+		return MNL_CB_OK;
+	}
+	if (!mon->nl.family || nlh->nlmsg_type != mon->nl.family ||
+	    np_nl_cmd(nlh) != NUMAPLACE_NL_CMD_MIGRATE_DONE)
+		return MNL_CB_OK;
+	mnl_attr_parse(nlh, GENL_HDRLEN, np_event_attr_cb, &ev);
+	np_print_event(mon, &ev);
+	return MNL_CB_OK;
+}
+
+int np_cmd_monitor(int argc, char **argv)
+{
+	struct sigaction sa = { .sa_handler = np_on_signal };
+	struct np_monitor mon = { 0 };
+	uint16_t ctrl_id;
+	int a, ret;
+
+	for (a = 1; a < argc; a++) {
+		if (!strcmp(argv[a], "--json")) {
+			mon.json = 1;
+		} else if (!strcmp(argv[a], "-h") || !strcmp(argv[a], "--help")) {
+			np_monitor_usage(stdout);
+			return NP_EXIT_OK;
+		} else {
+			fprintf(stderr, "numaplace monitor: unknown argument '%s'\n",
+				argv[a]);
+			np_monitor_usage(stderr);
+			return NP_EXIT_USAGE;
+		}
+	}
+	ret = np_nl_open(&mon.nl, "numaplace monitor", 0);
+	if (ret)
+		return ret == -ENOENT ? NP_EXIT_NODEV : NP_EXIT_FAIL;
+	if (!mon.nl.events_grp) {
+		fprintf(stderr, "numaplace monitor: the module has no \"%s\" group\n",
+			NUMAPLACE_MCGRP_EVENTS);
+		np_nl_close(&mon.nl);
+		return NP_EXIT_NODEV;
+	}
+	ret = np_nl_resolve(&mon.nl, "nlctrl", &ctrl_id, "notify",
+			    &mon.notify_grp);
+	if (!ret && mon.notify_grp)
+		ret = np_nl_group(&mon.nl, mon.notify_grp, 1);
+	if (ret)	/* Not fatal: only the module's reload goes unseen. */
+		mon.notify_grp = 0;
+	ret = np_nl_group(&mon.nl, mon.nl.events_grp, 1);
+	if (ret) {
+		fprintf(stderr, "numaplace monitor: joining the events group: %s\n",
+			strerror(-ret));
+		np_nl_close(&mon.nl);
+		return NP_EXIT_FAIL;
+	}
+
+	/* No SA_RESTART: the signal ends the receive at once. */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	np_print_header(&mon);
+	while (!np_stop) {
+		ret = np_nl_recv_notify(&mon.nl, np_monitor_cb, &mon);
+		if (ret == -ENOBUFS) {
+			fprintf(stderr, "numaplace monitor: the kernel dropped events (receive queue full)\n");
+			continue;
+		}
+		if (ret == -EINTR)
+			continue;
+		if (!ret && mon.rejoin)
+			np_monitor_rejoin(&mon);
+		if (ret) {
+			fprintf(stderr, "numaplace monitor: %s\n", strerror(-ret));
+			break;
+		}
+	}
+	np_nl_close(&mon.nl);
+	return np_stop ? NP_EXIT_OK : NP_EXIT_FAIL;
+}
