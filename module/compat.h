@@ -92,6 +92,41 @@ typedef int np_isolate_lru_t(struct folio *folio);
 #define NP_ISOLATE_LRU_OK(ret) ((ret) == 0)
 #endif
 
+/*
+ * migrate_pages()'s callbacks: v6.3 "mm/migrate: convert migrate_pages()
+ * to use folios" (new_folio_t/free_folio_t); 6.1 passes pages. Ours are
+ * written on folios; these wrap them.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#define NP_MIGRATE_CALLBACKS(alloc, put)                                  \
+	static struct folio *alloc##_cb(struct folio *src, unsigned long p) \
+	{                                                                \
+		return alloc(src, p);                                    \
+	}                                                                \
+	static void put##_cb(struct folio *dst, unsigned long p)         \
+	{                                                                \
+		put(dst, p);                                             \
+	}
+#define np_alloc_target_call(fn, src, p) ((fn)((src), (p)))
+#else
+#define NP_MIGRATE_CALLBACKS(alloc, put)                                  \
+	static struct page *alloc##_cb(struct page *src, unsigned long p) \
+	{                                                                \
+		struct folio *dst = alloc(page_folio(src), p);           \
+									 \
+		return dst ? &dst->page : NULL;                          \
+	}                                                                \
+	static void put##_cb(struct page *dst, unsigned long p)          \
+	{                                                                \
+		put(page_folio(dst), p);                                 \
+	}
+#define np_alloc_target_call(fn, src, p)                                 \
+	({                                                               \
+		struct page *__dst = (fn)(&(src)->page, (p));            \
+		__dst ? page_folio(__dst) : NULL;                        \
+	})
+#endif
+
 /* mm/internal.h's struct migration_target_control, as each version has it. */
 struct np_mtc {
 	int nid;

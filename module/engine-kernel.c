@@ -12,6 +12,7 @@
 #include <linux/migrate.h>
 #include <linux/mm_inline.h>
 #include <linux/swap.h>
+#include <linux/slab.h>
 #include <linux/vmstat.h>
 
 #include "migrate.h"
@@ -63,60 +64,104 @@ bool np_engine_kernel_isolate(struct folio *folio, struct list_head *list)
 }
 
 /*
- * Count every folio of @list as moved from its node to @nid (@sign 1),
- * or take back the ones that failed (@sign -1): per-CPU counters add up
- * modulo 2^64, so the sum is exact once both passes are done. Returns the
- * number of folios.
+ * One migrate_pages() call's bookkeeping, its @private: the kernel's own
+ * allocation callback gets @mtc. A destination folio counts as moved when
+ * it is allocated and is taken back if migrate_pages() puts it back (a
+ * split THP's pieces are counted as what they are). A batch of
+ * migrate_pages() holds at most NR_MAX_BATCHED_MIGRATION (512) base pages,
+ * so a destination put back is among the last NP_KERNEL_RECENT allocated:
+ * their source nodes are kept for that.
  */
-static unsigned int np_list_account(struct list_head *list, int nid, int sign)
-{
-	struct folio *folio;
-	unsigned int n = 0;
+#define NP_KERNEL_RECENT	1024
 
-	list_for_each_entry(folio, list, lru) {
-		np_stat_folio_moved(folio_nid(folio), nid, folio_order(folio),
-				    sign);
-		n++;
-	}
-	return n;
+struct np_kernel_call {
+	struct np_mtc mtc;
+	unsigned int folios;	/* destinations allocated, not put back */
+	unsigned int next;	/* next slot of @recent */
+	struct {
+		struct folio *dst;
+		int src_nid;
+	} recent[NP_KERNEL_RECENT];
+};
+
+static struct folio *np_kernel_alloc(struct folio *src, unsigned long private)
+{
+	struct np_kernel_call *c = (struct np_kernel_call *)private;
+	struct folio *dst;
+
+	dst = np_alloc_target_call(np_ksyms.alloc_migration_target, src,
+				   (unsigned long)&c->mtc);
+	if (!dst)
+		return NULL;
+	np_stat_folio_moved(folio_nid(src), c->mtc.nid, folio_order(dst), 1);
+	c->recent[c->next].dst = dst;
+	c->recent[c->next].src_nid = folio_nid(src);
+	c->next = (c->next + 1) % NP_KERNEL_RECENT;
+	c->folios++;
+	return dst;
 }
+
+/* A destination migrate_pages() did not use: free it, take it back. */
+static void np_kernel_put(struct folio *dst, unsigned long private)
+{
+	struct np_kernel_call *c = (struct np_kernel_call *)private;
+	unsigned int i;
+
+	for (i = 0; i < NP_KERNEL_RECENT; i++) {
+		if (c->recent[i].dst != dst)
+			continue;
+		np_stat_folio_moved(c->recent[i].src_nid, c->mtc.nid,
+				    folio_order(dst), -1);
+		c->recent[i].dst = NULL;
+		break;
+	}
+	c->folios--;
+	folio_put(dst);
+}
+
+NP_MIGRATE_CALLBACKS(np_kernel_alloc, np_kernel_put)
 
 /* Migrate every node's list; what fails is put back, its error noted. */
 void np_engine_kernel_run(struct np_mig *m)
 {
+	struct np_kernel_call *c;
 	u64 t0 = ktime_get_ns();
-	unsigned int succeeded, failed;
-	struct np_mtc mtc = {
-		.gfp_mask = GFP_HIGHUSER_MOVABLE | __GFP_THISNODE,
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 9, 0)
-		.reason = MR_SYSCALL,
-#endif
-	};
+	unsigned int succeeded;
 	int nid, ret;
 
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
 	for (nid = 0; nid < nr_node_ids; nid++) {
 		if (!m->nr_listed[nid])
 			continue;
-		mtc.nid = nid;
+		if (!c) {
+			/* No room to count: put them back, busy. */
+			np_ksyms.putback_movable_pages(&m->lists[nid]);
+			m->node_err[nid] = -ENOMEM;
+			m->nr_listed[nid] = 0;
+			continue;
+		}
+		memset(c, 0, sizeof(*c));
+		c->mtc.nid = nid;
+		c->mtc.gfp_mask = GFP_HIGHUSER_MOVABLE | __GFP_THISNODE;
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 9, 0)
+		c->mtc.reason = MR_SYSCALL;
+#endif
 		succeeded = 0;
-		np_list_account(&m->lists[nid], nid, 1);
-		ret = np_ksyms.migrate_pages(&m->lists[nid],
-					     np_ksyms.alloc_migration_target,
-					     NULL, (unsigned long)&mtc,
+		ret = np_ksyms.migrate_pages(&m->lists[nid], np_kernel_alloc_cb,
+					     np_kernel_put_cb, (unsigned long)c,
 					     MIGRATE_SYNC, MR_SYSCALL, &succeeded);
-		failed = 0;
 		if (ret) {
-			failed = np_list_account(&m->lists[nid], nid, -1);
 			np_ksyms.putback_movable_pages(&m->lists[nid]);
 			/* -ENOMEM: no room on the node; else busy or racing. */
 			m->node_err[nid] = ret < 0 ? ret : -EBUSY;
 		}
-		if (failed < m->nr_listed[nid]) {
-			m->a->nr_moved_folios += m->nr_listed[nid] - failed;
+		if (c->folios) {
+			m->a->nr_moved_folios += c->folios;
 			m->a->engines |= NUMAPLACE_ENGINE_KERNEL;
 		}
 		m->nr_listed[nid] = 0;
 	}
+	kfree(c);
 	np_stat_phase(NUMAPLACE_ENGINE_KERNEL, NUMAPLACE_PHASE_MIGRATE,
 		      ktime_get_ns() - t0);
 }

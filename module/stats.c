@@ -7,22 +7,46 @@
 #include <linux/cpumask.h>
 #include <linux/log2.h>
 #include <linux/percpu.h>
+#include <linux/slab.h>
 #include <linux/string.h>
 
 #include "stats.h"
 
 struct np_stats_cpu __percpu *np_stats;
+struct np_stats_node __percpu **np_node_stats;
 
 int np_stats_init(void)
 {
-	size_t size = struct_size_t(struct np_stats_cpu, node, nr_node_ids);
+	int nid;
 
-	np_stats = __alloc_percpu(size, __alignof__(struct np_stats_cpu));
-	return np_stats ? 0 : -ENOMEM;
+	np_stats = alloc_percpu(struct np_stats_cpu);
+	if (!np_stats)
+		return -ENOMEM;
+	np_node_stats = kcalloc(nr_node_ids, sizeof(*np_node_stats), GFP_KERNEL);
+	if (!np_node_stats)
+		goto free_stats;
+	for (nid = 0; nid < nr_node_ids; nid++) {
+		np_node_stats[nid] = alloc_percpu(struct np_stats_node);
+		if (!np_node_stats[nid])
+			goto free_nodes;
+	}
+	return 0;
+free_nodes:
+	while (nid--)
+		free_percpu(np_node_stats[nid]);
+	kfree(np_node_stats);
+free_stats:
+	free_percpu(np_stats);
+	return -ENOMEM;
 }
 
 void np_stats_exit(void)
 {
+	int nid;
+
+	for (nid = 0; nid < nr_node_ids; nid++)
+		free_percpu(np_node_stats[nid]);
+	kfree(np_node_stats);
 	free_percpu(np_stats);
 }
 
@@ -53,7 +77,7 @@ void np_stats_sum_node(int nid, struct np_stats_node *sum)
 
 	memset(sum, 0, sizeof(*sum));
 	for_each_possible_cpu(cpu) {
-		n = &per_cpu_ptr(np_stats, cpu)->node[nid];
+		n = per_cpu_ptr(np_node_stats[nid], cpu);
 		sum->pages_in += READ_ONCE(n->pages_in);
 		sum->pages_out += READ_ONCE(n->pages_out);
 		for (i = 0; i < NP_STAT_ORDERS; i++) {

@@ -37,7 +37,6 @@ struct np_stats_cpu {
 	u64 stat[NP_STAT_MAX];
 	u64 fail[NUMAPLACE_FAIL_MAX];	/* pages that did not move, by reason */
 	u64 phase_ns[NP_STAT_ENGINES][NUMAPLACE_PHASE_MAX]; /* nanoseconds */
-	struct np_stats_node node[];	/* nr_node_ids of them */
 };
 
 /* The totals over every CPU, as the dump reports them. */
@@ -48,6 +47,11 @@ struct np_stats_sum {
 };
 
 extern struct np_stats_cpu __percpu *np_stats;
+/*
+ * Per node, one per-CPU block each (320 bytes): a single block for every
+ * node would pass the per-CPU allocator's 32 KiB limit past 100 nodes.
+ */
+extern struct np_stats_node __percpu **np_node_stats;
 
 int np_stats_init(void);
 void np_stats_exit(void);
@@ -84,16 +88,16 @@ static inline void np_stat_phase(unsigned int engine, unsigned int phase,
 static inline void np_stat_folio_moved(int from, int to, unsigned int order,
 				       int sign)
 {
-	struct np_stats_cpu *s = get_cpu_ptr(np_stats);
 	u64 pages = (u64)sign << order;
 
 	order = min_t(unsigned int, order, NP_STAT_ORDERS - 1);
-	s->node[to].pages_in += pages;
-	s->node[to].folios_in[order] += sign;
-	s->node[from].pages_out += pages;
-	s->node[from].folios_out[order] += sign;
-	s->stat[NP_STAT_BYTES_COPIED] += pages << PAGE_SHIFT;
-	put_cpu_ptr(np_stats);
+	preempt_disable();
+	__this_cpu_add(np_node_stats[to]->pages_in, pages);
+	__this_cpu_add(np_node_stats[to]->folios_in[order], sign);
+	__this_cpu_add(np_node_stats[from]->pages_out, pages);
+	__this_cpu_add(np_node_stats[from]->folios_out[order], sign);
+	__this_cpu_add(np_stats->stat[NP_STAT_BYTES_COPIED], pages << PAGE_SHIFT);
+	preempt_enable();
 }
 #endif /* NP_NO_STATS */
 
