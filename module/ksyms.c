@@ -22,7 +22,7 @@
 static bool simulate_ibt;
 module_param(simulate_ibt, bool, 0444);
 MODULE_PARM_DESC(simulate_ibt,
-		 "behave as on a CPU that enforces kernel IBT (for tests)");
+		 "behave as on a CPU with IBT, which a kernel built with IBT enforces (for tests)");
 
 struct np_ksyms np_ksyms;
 
@@ -30,9 +30,14 @@ struct np_ksyms np_ksyms;
 #define NP_ENDBR64	0xfa1e0ff3U
 #define NP_ENDBR_SEAL	0x001f0f66U
 
+/*
+ * Only a kernel built with X86_KERNEL_IBT turns enforcement on (Debian
+ * 6.12; not 6.1), whatever the CPU: simulate_ibt simulates the CPU.
+ */
 static bool np_ibt_enforced(void)
 {
-	return simulate_ibt || np_cpu_enforces_ibt();
+	return IS_ENABLED(CONFIG_X86_KERNEL_IBT) &&
+	       (simulate_ibt || np_cpu_enforces_ibt());
 }
 
 static u32 np_text_word(unsigned long addr)
