@@ -21,6 +21,9 @@ struct np_cmd {
 	const char *help;
 };
 
+int np_parse_range(const char *s, unsigned long long *start,
+		   unsigned long long *end);
+
 int np_cmd_info(int argc, char **argv);
 int np_cmd_query(int argc, char **argv);
 int np_cmd_migrate(int argc, char **argv);

@@ -140,39 +140,14 @@ static double np_now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static int np_parse_hex(const char *s, char **end, unsigned long long *val)
+/* START-END or START+LEN (util.c). */
+static int np_parse_cmd_range(struct np_migrate_cmd *c, const char *s)
 {
-	if (!isxdigit((unsigned char)*s))
-		return -EINVAL;
-	errno = 0;
-	*val = strtoull(s, end, 16);
-	return errno ? -errno : 0;
-}
+	int ret = np_parse_range(s, &c->start, &c->end);
 
-/* START-END or START+LEN, hex; widened to whole pages (as query's). */
-static int np_parse_range(struct np_migrate_cmd *c, const char *s)
-{
-	unsigned long long a, b, mask = sysconf(_SC_PAGESIZE) - 1;
-	char *end, sep;
-
-	if (np_parse_hex(s, &end, &a) || (*end != '-' && *end != '+'))
-		return -EINVAL;
-	sep = *end;
-	if (np_parse_hex(end + 1, &end, &b) || *end)
-		return -EINVAL;
-	if (sep == '+') {
-		if (b > ~0ULL - a)
-			return -ERANGE;
-		b += a;
-	}
-	if (b <= a)
-		return -ERANGE;
-	c->start = a & ~mask;
-	c->end = b > (~0ULL & ~mask) ? ~0ULL & ~mask : (b + mask) & ~mask;
-	if (c->end <= c->start)
-		return -ERANGE;
-	c->has_range = 1;
-	return 0;
+	if (!ret)
+		c->has_range = 1;
+	return ret;
 }
 
 /* A decimal number in [0, max]. */
@@ -360,7 +335,7 @@ static int np_migrate_args(struct np_migrate_cmd *c, int argc, char **argv)
 		np_migrate_usage(stderr);
 		return NP_EXIT_USAGE;
 	}
-	if (optind < argc && np_parse_range(c, argv[optind])) {
+	if (optind < argc && np_parse_cmd_range(c, argv[optind])) {
 		fprintf(stderr, "numaplace migrate: bad range '%s': want START-END or START+LEN in hex\n",
 			argv[optind]);
 		return NP_EXIT_USAGE;
