@@ -121,13 +121,18 @@ static void np_collect_folio(struct np_mig *m, struct folio *folio,
 	}
 	vma = np_vma_engine_takes(m, folio, page);
 	if (!vma) {
-		/* Racing, pinned, or a folio only the kernel engine moves. */
-		if (!(m->engines & NUMAPLACE_ENGINE_KERNEL) ||
-		    !np_engine_kernel_isolate(folio, &m->lists[target])) {
+		/* A folio only the kernel engine moves. */
+		if (!(m->engines & NUMAPLACE_ENGINE_KERNEL)) {
 			np_mig_fail(m, i, n, -EBUSY);
 			return;
 		}
-		m->nr_listed[target]++;
+		/*
+		 * Isolation fails for a folio racing, pinned, or isolated by
+		 * this very call (named again further on): answered after the
+		 * engines ran, by where it is then (-EBUSY if not moved).
+		 */
+		if (np_engine_kernel_isolate(folio, &m->lists[target]))
+			m->nr_listed[target]++;
 	}
 	np_mig_pending(m, i, n, target, vma);
 	m->last_folio = folio;

@@ -142,7 +142,9 @@ void np_engine_kernel_run(struct np_mig *m)
 		}
 		memset(c, 0, sizeof(*c));
 		c->mtc.nid = nid;
-		c->mtc.gfp_mask = GFP_HIGHUSER_MOVABLE | __GFP_THISNODE;
+		/* As the syscall, but a full node is an answer, not a warning. */
+		c->mtc.gfp_mask = GFP_HIGHUSER_MOVABLE | __GFP_THISNODE |
+				  __GFP_NOWARN;
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 9, 0)
 		c->mtc.reason = MR_SYSCALL;
 #endif

@@ -7,7 +7,7 @@
  * restores every mapping. No internals, no IBT question. It splits PMD
  * THPs and skips PTE-mapped large folios, so collect hands it private
  * anonymous order-0 pages only (THPs when the caller allows a split).
- * Runs with the mmap lock held for read.
+ * Runs with the mmap lock held for read, outside any RCU section.
  */
 #include <linux/gfp.h>
 #include <linux/highmem.h>
@@ -27,7 +27,10 @@ bool np_engine_vma_available(void)
 	return IS_ENABLED(CONFIG_MIGRATION) && IS_ENABLED(CONFIG_DEVICE_MIGRATION);
 }
 
-/* Destinations for what setup collected; pages not ours stay (dst 0). */
+/*
+ * Destinations for what setup collected; pages not ours stay (dst 0).
+ * Called with the mmap lock held for read and nothing else: it sleeps.
+ */
 static void np_vma_alloc_copy(struct np_mig *m, struct migrate_vma *args,
 			      unsigned int idx0)
 {
@@ -43,6 +46,13 @@ static void np_vma_alloc_copy(struct np_mig *m, struct migrate_vma *args,
 		if (!spage || !test_bit(idx0 + j, m->vma_pending))
 			continue;
 		target = m->target[idx0 + j];
+		/*
+		 * Already there (an address named twice), or the node ran out
+		 * of memory earlier in this round: one failed allocation with
+		 * direct reclaim is enough, the rest answer -ENOMEM at once.
+		 */
+		if (page_to_nid(spage) == target || m->node_err[target])
+			continue;
 		dpage = alloc_pages_node(target, GFP_HIGHUSER_MOVABLE |
 					 __GFP_THISNODE | __GFP_NOWARN, 0);
 		if (!dpage) {

@@ -227,10 +227,16 @@ static int np_migrate_round(struct np_mig *m, const struct np_stretch *st,
 			np_collect_stretch(m, st[s].start, idx, st[s].nr_pages);
 	}
 	np_migrate_phase(m, NUMAPLACE_PHASE_COLLECT, t0);
-	if (m->engines & NUMAPLACE_ENGINE_VMA)
+	np_walk_end(&m->w);
+
+	/* migrate_vma_*() sleep: the mmap lock alone, no RCU section. */
+	if (m->engines & NUMAPLACE_ENGINE_VMA) {
+		if (mmap_read_lock_killable(m->w.mm))
+			return -EINTR;
 		for (s = 0, idx = 0; s < nr; idx += st[s++].nr_pages)
 			np_engine_vma_run(m, st[s].start, idx, st[s].nr_pages);
-	np_walk_end(&m->w);
+		mmap_read_unlock(m->w.mm);
+	}
 
 	if (m->engines & NUMAPLACE_ENGINE_KERNEL)
 		np_engine_kernel_run(m);

@@ -17,6 +17,7 @@
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/kernel-page-flags.h>
@@ -118,15 +119,41 @@ static inline int np_kernel_is_new(void)
 	return major > 6 || (major == 6 && minor >= 12);
 }
 
+/*
+ * The kernel's own system call, not through syscall(3): a library the
+ * test links (libnumaplace's preload shim) may interpose syscall() and
+ * move_pages(), and the oracle must be the kernel. Returns the kernel's
+ * value: a result, or -errno.
+ */
+static inline long np_raw_syscall6(long nr, long a1, long a2, long a3,
+				   long a4, long a5, long a6)
+{
+#if defined(__x86_64__)
+	register long r10 __asm__("r10") = a4;
+	register long r8 __asm__("r8") = a5;
+	register long r9 __asm__("r9") = a6;
+	long ret;
+
+	__asm__ volatile ("syscall"
+			  : "=a"(ret)
+			  : "0"(nr), "D"(a1), "S"(a2), "d"(a3), "r"(r10),
+			    "r"(r8), "r"(r9)
+			  : "rcx", "r11", "memory");
+	return ret;
+#else
+	long ret = syscall(nr, a1, a2, a3, a4, a5, a6);
+
+	return ret < 0 ? -errno : ret;
+#endif
+}
+
 /* move_pages(2): its return value, or -errno. */
 static inline long np_sys_move_pages(int pid, unsigned long n,
 				     const __u64 *pages, const int *nodes,
 				     int *status, int flags)
 {
-	long ret = syscall(SYS_move_pages, pid, n, pages, nodes, status,
-			   flags);
-
-	return ret < 0 ? -errno : ret;
+	return np_raw_syscall6(SYS_move_pages, pid, n, (uintptr_t)pages,
+			       (uintptr_t)nodes, (uintptr_t)status, flags);
 }
 
 /* The oracle: move_pages(pid, n, pages, NULL, status, 0). */
@@ -1199,6 +1226,205 @@ static inline int np_ctx_init(struct np_ctx *c, int fd, int pid)
 		return ret;
 	c->nr_nodes = info.nr_node_ids;
 	return c->new_kernel < 0 ? -EINVAL : 0;
+}
+
+/* ---- NUMAPLACE_IOC_MIGRATE helpers (migrate.c, migrate_integrity.c) -- */
+
+#define NP_MIG_ENGINE_FLAGS	(NUMAPLACE_MIGRATE_ENGINE_KERNEL |	\
+				 NUMAPLACE_MIGRATE_ENGINE_VMA |		\
+				 NUMAPLACE_MIGRATE_ENGINE_BATCH)
+/* MPOL_MF_MOVE and MPOL_MF_MOVE_ALL of move_pages(2). */
+#define NP_MF_MOVE		(1 << 1)
+#define NP_MF_MOVE_ALL		(1 << 2)
+
+static inline void np_migrate_init(struct numaplace_migrate *m, int pid,
+				   __u32 flags, __u32 policy)
+{
+	memset(m, 0, sizeof(*m));
+	m->size = sizeof(*m);
+	m->flags = flags;
+	m->pid = pid;
+	m->policy = policy;
+}
+
+static inline int np_migrate(int fd, struct numaplace_migrate *m)
+{
+	return np_ioctl(fd, NUMAPLACE_IOC_MIGRATE, m);
+}
+
+/* Range mode, every page of [start, start + len) to @node. 0 or -errno. */
+static inline int np_migrate_node(int fd, int pid, __u32 flags, __u64 start,
+				  __u64 len, int node, __s32 *status,
+				  struct numaplace_migrate *m)
+{
+	np_migrate_init(m, pid, flags, NUMAPLACE_POLICY_NODE);
+	m->start = start;
+	m->len = len;
+	m->node = node;
+	m->status_ptr = (uintptr_t)status;
+	return np_migrate(fd, m);
+}
+
+/* The NUMAPLACE_ENGINE_* bits whose INFO feature is set. */
+static inline __u32 np_engines_available(const struct numaplace_info *info)
+{
+	__u32 e = 0;
+
+	if (info->features & NUMAPLACE_FEAT_MIGRATE_KERNEL)
+		e |= NUMAPLACE_ENGINE_KERNEL;
+	if (info->features & NUMAPLACE_FEAT_MIGRATE_VMA)
+		e |= NUMAPLACE_ENGINE_VMA;
+	if (info->features & NUMAPLACE_FEAT_MIGRATE_BATCH)
+		e |= NUMAPLACE_ENGINE_BATCH;
+	return e;
+}
+
+/* The NUMAPLACE_ENGINE_* bits a call with @flags may report. */
+static inline __u32 np_engines_allowed(const struct numaplace_info *info,
+				       __u32 flags)
+{
+	__u32 e = 0;
+
+	if (!(flags & NP_MIG_ENGINE_FLAGS))
+		return np_engines_available(info);
+	if (flags & NUMAPLACE_MIGRATE_ENGINE_KERNEL)
+		e |= NUMAPLACE_ENGINE_KERNEL;
+	if (flags & NUMAPLACE_MIGRATE_ENGINE_VMA)
+		e |= NUMAPLACE_ENGINE_VMA;
+	if (flags & NUMAPLACE_MIGRATE_ENGINE_BATCH)
+		e |= NUMAPLACE_ENGINE_BATCH;
+	return e & np_engines_available(info);
+}
+
+/* The NUMAPLACE_FAIL_* slot a negative status is counted in. */
+static inline int np_fail_slot(int status)
+{
+	switch (status) {
+	case -ENOMEM:
+		return NUMAPLACE_FAIL_ENOMEM;
+	case -EBUSY:
+		return NUMAPLACE_FAIL_EBUSY;
+	case -EACCES:
+		return NUMAPLACE_FAIL_EACCES;
+	case -EFAULT:
+		return NUMAPLACE_FAIL_EFAULT;
+	case -ENOENT:
+		return NUMAPLACE_FAIL_ENOENT;
+	default:
+		return NUMAPLACE_FAIL_OTHER;
+	}
+}
+
+/*
+ * A MIGRATE call's counters against its @n statuses: nr_failed_pages is
+ * the number of negative statuses and nr_failed[] splits them by reason;
+ * in range mode (@range) moved + in place + failed is every page handled.
+ * engines names a moving engine (within @allowed) exactly when pages
+ * moved. Returns the number of mismatches.
+ */
+static inline int np_check_mig_counters(struct np_ctx *c, const char *what,
+					const struct numaplace_migrate *m,
+					const __s32 *status, size_t n,
+					int range, __u32 allowed)
+{
+	__u64 fail[NUMAPLACE_FAIL_MAX] = { 0 }, nfail = 0, sum = 0;
+	int bad = 0;
+
+	np_log_start(c);
+	for (size_t i = 0; status && i < n; i++) {
+		if (status[i] >= 0)
+			continue;
+		nfail++;
+		fail[np_fail_slot(status[i])]++;
+	}
+	for (int r = 0; r < NUMAPLACE_FAIL_MAX; r++) {
+		sum += m->nr_failed[r];
+		if (status && m->nr_failed[r] != fail[r]) {
+			bad++;
+			np_log(c, "%s: nr_failed[%d] %llu, status says %llu",
+			       what, r, (unsigned long long)m->nr_failed[r],
+			       (unsigned long long)fail[r]);
+		}
+	}
+	if (sum != m->nr_failed_pages) {
+		bad++;
+		np_log(c, "%s: nr_failed[] add up to %llu, nr_failed_pages %llu",
+		       what, (unsigned long long)sum,
+		       (unsigned long long)m->nr_failed_pages);
+	}
+	if (status && m->nr_failed_pages != nfail) {
+		bad++;
+		np_log(c, "%s: nr_failed_pages %llu, status says %llu", what,
+		       (unsigned long long)m->nr_failed_pages,
+		       (unsigned long long)nfail);
+	}
+	if (range && m->nr_moved_pages + m->nr_in_place_pages +
+		     m->nr_failed_pages != m->done) {
+		bad++;
+		np_log(c, "%s: moved %llu + in place %llu + failed %llu != done %llu",
+		       what, (unsigned long long)m->nr_moved_pages,
+		       (unsigned long long)m->nr_in_place_pages,
+		       (unsigned long long)m->nr_failed_pages,
+		       (unsigned long long)m->done);
+	}
+	if (m->nr_moved_folios > m->nr_moved_pages ||
+	    !m->nr_moved_folios != !m->nr_moved_pages) {
+		bad++;
+		np_log(c, "%s: %llu folios moved for %llu pages", what,
+		       (unsigned long long)m->nr_moved_folios,
+		       (unsigned long long)m->nr_moved_pages);
+	}
+	if (!m->engines != !m->nr_moved_pages || (m->engines & ~allowed)) {
+		bad++;
+		np_log(c, "%s: engines %#x (may be %#x) with %llu pages moved",
+		       what, m->engines, allowed,
+		       (unsigned long long)m->nr_moved_pages);
+	}
+	return np_log_end(c, what, bad);
+}
+
+/* set_mempolicy(2) with one node (or none): 0 or -errno. */
+static inline long np_mempolicy(int mode, int node)
+{
+	unsigned long mask[NUMAPLACE_NODE_WORDS] = { 0 };
+	long ret;
+
+	if (node >= 0)
+		mask[node / 64] = 1UL << (node % 64);
+	ret = syscall(SYS_set_mempolicy, mode, node >= 0 ? mask : NULL,
+		      node >= 0 ? NUMAPLACE_MAX_NODES + 1 : 0);
+	return ret < 0 ? -errno : 0;
+}
+
+/* CLOCK_MONOTONIC in milliseconds. */
+static inline long np_mono_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/*
+ * nr_isolated_anon and nr_isolated_file of /proc/vmstat, after folding
+ * the per-CPU deltas in (vm.stat_refresh, root). 0 or -errno.
+ */
+static inline int np_isolated(long *anon, long *file)
+{
+	char line[128];
+	FILE *f;
+
+	np_write_str("/proc/sys/vm/stat_refresh", "1");
+	f = fopen("/proc/vmstat", "re");
+	if (!f)
+		return -errno;
+	*anon = *file = -1;
+	while (fgets(line, sizeof(line), f)) {
+		sscanf(line, "nr_isolated_anon %ld", anon);
+		sscanf(line, "nr_isolated_file %ld", file);
+	}
+	fclose(f);
+	return *anon < 0 || *file < 0 ? -ENOENT : 0;
 }
 
 #endif /* NP_TEST_H */
