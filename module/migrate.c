@@ -81,8 +81,6 @@ static int np_migrate_pick(const struct numaplace_migrate *a)
 
 static int np_migrate_check(const struct numaplace_migrate *a)
 {
-	u64 end;
-
 	BUILD_BUG_ON(sizeof(a->node_set) != sizeof(nodemask_t));
 	if (a->reserved0 || memchr_inv(a->reserved, 0, sizeof(a->reserved)))
 		return -EINVAL;
@@ -100,10 +98,7 @@ static int np_migrate_check(const struct numaplace_migrate *a)
 		return a->start || a->len ? -EINVAL : 0;
 	if (a->pages_ptr || a->count)
 		return -EINVAL;
-	if (check_add_overflow(a->start, a->len, &end) ||
-	    (end & ~PAGE_MASK && !PAGE_ALIGN(end)))
-		return -EINVAL;
-	return 0;
+	return np_range_check(a->start, a->len);
 }
 
 /* The call's fixed targets (NODE, CPU, INTERLEAVE set) against the task. */

@@ -254,8 +254,6 @@ static int np_query_array(struct np_query *q, struct numaplace_query *a,
 
 static int np_query_check(const struct numaplace_query *a)
 {
-	u64 end;
-
 	if (a->reserved0 || a->reserved1 ||
 	    memchr_inv(a->reserved, 0, sizeof(a->reserved)))
 		return -EINVAL;
@@ -268,11 +266,7 @@ static int np_query_check(const struct numaplace_query *a)
 		return a->start || a->len || a->runs_ptr ? -EINVAL : 0;
 	if (a->pages_ptr || a->count)
 		return -EINVAL;
-	/* The range and its page-aligned end must not wrap. */
-	if (check_add_overflow(a->start, a->len, &end) ||
-	    (end & ~PAGE_MASK && !PAGE_ALIGN(end)))
-		return -EINVAL;
-	return 0;
+	return np_range_check(a->start, a->len);
 }
 
 static int np_query_put_totals(struct np_query *q, struct numaplace_query *a)

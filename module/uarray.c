@@ -11,6 +11,7 @@
  * guest), and which buys nothing at these sizes on hardware.
  */
 #include <linux/mm.h>
+#include <linux/overflow.h>
 #include <linux/uaccess.h>
 
 #include "numaplace.h"
@@ -110,4 +111,19 @@ int np_put_s32s(s32 __user *dst, const s32 *src, unsigned int n)
 efault:
 	user_access_end();
 	return -EFAULT;
+}
+
+/**
+ * np_range_check - a user range [@start, @start + @len) a call may walk
+ *
+ * Return: 0, or -EINVAL when the range or its page-aligned end wraps.
+ */
+int np_range_check(u64 start, u64 len)
+{
+	u64 end;
+
+	if (check_add_overflow(start, len, &end) ||
+	    (end & ~PAGE_MASK && !PAGE_ALIGN(end)))
+		return -EINVAL;
+	return 0;
 }
