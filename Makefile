@@ -59,7 +59,7 @@ BENCH_SRC := $(wildcard tools/bench/*.c)
 BENCHES  := $(patsubst tools/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 MOD_SRC  := Kbuild $(wildcard module/*.c module/*.h uapi/linux/*.h)
 
-.PHONY: all modules modules-all tools deps check checkpatch demo bench bench-stats clean \
+.PHONY: all modules modules-all tools deps check checkpatch demo bench bench-stats bench-profile clean \
 	bench-preload install install-tools install-headers
 all: modules tools
 
@@ -166,16 +166,28 @@ bench-preload: modules-all tools $(BUILD)/bench/kvquery $(BUILD)/bench/preload
 			/usr/libexec/numaplace/bench/preload || rc=1; \
 	done; exit $$rc
 
-# What the counters cost: the benchmarks with and without them, one boot.
+# What the counters cost: the benchmarks with and without them, one boot,
+# in deterministic time (--accel icount: a guest nanosecond per guest
+# instruction), which resolves differences far below TCG's wall-clock noise.
 bench-stats: modules-all tools $(BENCHES)
 	@rc=0; for k in $(KERNELS); do \
 		$(MAKE) --no-print-directory modules KVER=$$k NP_NO_STATS=y >/dev/null || exit 1; \
 		abi=$$(awk -v k=$$k '$$1 == k {print $$2}' $(CONF)); \
 		echo "=== bench-stats: kernel $$k"; \
-		tools/vm/run --kernel $$k --timeout 3600 \
+		tools/vm/run --kernel $$k --timeout 3600 --accel icount \
 			--add $(BUILD)/kmod/$$abi-nostats/numaplace.ko:/root/nostats.ko \
 			--add tools/bench/stats-cost.sh:/root/stats-cost.sh \
 			-- /root/stats-cost.sh /root/nostats.ko || rc=1; \
+	done; exit $$rc
+
+# Where migration time goes, per engine and phase (the module's counters
+# around one run of each engine alone), in deterministic time.
+bench-profile: modules-all tools $(BENCHES)
+	@rc=0; for k in $(KERNELS); do \
+		echo "=== bench-profile: kernel $$k"; \
+		tools/vm/run --kernel $$k --timeout 3600 --accel icount \
+			--add tools/bench/profile.sh:/root/profile.sh \
+			-- /root/profile.sh $(ENGINES) || rc=1; \
 	done; exit $$rc
 
 # The module only (tools and headers have their own targets) and its udev

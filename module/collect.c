@@ -74,7 +74,8 @@ static bool np_vma_engine_takes(struct np_mig *m, struct folio *folio,
 {
 	struct vm_area_struct *vma = m->w.vma;
 
-	if (!(m->engines & NUMAPLACE_ENGINE_VMA) || !vma_is_anonymous(vma) ||
+	if (!(m->engines & (NUMAPLACE_ENGINE_VMA | NUMAPLACE_ENGINE_BATCH)) ||
+	    !vma_is_anonymous(vma) ||
 	    folio_test_ksm(folio) || np_mapped_shared(folio, page))
 		return false;
 	if (!folio_test_large(folio))
@@ -92,8 +93,41 @@ static void np_mig_pending(struct np_mig *m, unsigned int i, unsigned int n,
 	for (k = i; k < i + n; k++)
 		m->target[k] = target;
 	bitmap_set(m->pending, i, n);
-	if (vma)
+	if (vma) {
 		bitmap_set(m->vma_pending, i, n);
+		m->last_vma_idx = i + n - 1;
+		m->last_vma_vma = m->w.vma;
+	}
+}
+
+/*
+ * The batched engine unmaps a VMA range from its first to its last page to
+ * move: a page in between that it must leave alone (in place, shared, the
+ * kernel engine's) would be unmapped, isolated and remapped for nothing.
+ * Holding its lock keeps it out (migrate_vma_setup() skips a page it
+ * cannot trylock) for the price of a lock and a reference. Range mode
+ * only: an address array may name the page again, to be moved.
+ */
+static void np_collect_hold(struct np_mig *m, struct folio *folio,
+			    unsigned int i)
+{
+	if (!m->held || m->last_vma_vma != m->w.vma ||
+	    i - m->last_vma_idx > NP_BATCH_GAP || folio_test_large(folio) ||
+	    m->nr_held >= m->chunk || !folio_trylock(folio))
+		return;
+	folio_get(folio);
+	m->held[m->nr_held++] = folio;
+}
+
+/* Unlock what np_collect_hold() held: the batched engine's unmap is done. */
+void np_collect_release(struct np_mig *m)
+{
+	while (m->nr_held) {
+		struct folio *folio = m->held[--m->nr_held];
+
+		folio_unlock(folio);
+		folio_put(folio);
+	}
 }
 
 /* One folio, @n of whose pages start at chunk index @i; @nid: its node. */
@@ -112,11 +146,13 @@ static void np_collect_folio(struct np_mig *m, struct folio *folio,
 	if (nid == target) {
 		np_mig_fail(m, i, n, nid);	/* in place: the answer is the node */
 		m->a->nr_in_place_pages += n;
+		np_collect_hold(m, folio, i);
 		return;
 	}
 	if (!(m->a->flags & NUMAPLACE_MIGRATE_MOVE_ALL) &&
 	    np_mapped_shared(folio, page)) {
 		np_mig_fail(m, i, n, -EACCES);
+		np_collect_hold(m, folio, i);
 		return;
 	}
 	vma = np_vma_engine_takes(m, folio, page);
@@ -133,6 +169,7 @@ static void np_collect_folio(struct np_mig *m, struct folio *folio,
 		 */
 		if (np_engine_kernel_isolate(folio, &m->lists[target]))
 			m->nr_listed[target]++;
+		np_collect_hold(m, folio, i);
 	}
 	np_mig_pending(m, i, n, target, vma);
 	m->last_folio = folio;
@@ -191,6 +228,7 @@ static unsigned long np_resolve_emit(struct np_walk *w, const struct np_run *run
 void np_collect_begin(struct np_mig *m)
 {
 	m->last_folio = NULL;
+	m->last_vma_vma = NULL;
 }
 
 /* Collect @nr_pages from @start, chunk indexes from @idx0. Locks held. */
@@ -199,6 +237,7 @@ void np_collect_stretch(struct np_mig *m, unsigned long start,
 {
 	m->w.emit = np_collect_emit;
 	m->w.flags |= NP_WALK_LOCKED | NP_WALK_PFN_CONTIG;
+	m->last_vma_vma = NULL;
 	m->base = start;
 	m->idx0 = idx0;
 	np_walk_range(&m->w, start, start + ((unsigned long)nr_pages << PAGE_SHIFT));

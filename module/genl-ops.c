@@ -20,6 +20,9 @@ static const struct nla_policy np_config_policy[NUMAPLACE_A_CONFIG_MAX + 1] = {
 		NLA_POLICY_MAX(NLA_U32, NUMAPLACE_CONFIG_ENGINE_BATCH),
 	[NUMAPLACE_A_CONFIG_BATCH_PAGES] =
 		NLA_POLICY_FULL_RANGE(NLA_U32, &np_batch_pages_range),
+	[NUMAPLACE_A_CONFIG_COPY_WORKERS] =
+		NLA_POLICY_MAX(NLA_U32, NP_COPY_WORKERS_MAX),
+	[NUMAPLACE_A_CONFIG_DMA] = NLA_POLICY_MAX(NLA_U32, 1),
 };
 
 static const struct genl_ops np_genl_ops[] = {

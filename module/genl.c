@@ -33,6 +33,8 @@ static int np_genl_stats_fill_global(struct sk_buff *skb, u32 portid, u32 seq)
 		[NP_STAT_QUERY_RUNS] = NUMAPLACE_A_STATS_QUERY_RUNS,
 		[NP_STAT_MIGRATE_CALLS] = NUMAPLACE_A_STATS_MIGRATE_CALLS,
 		[NP_STAT_BYTES_COPIED] = NUMAPLACE_A_STATS_BYTES_COPIED,
+		[NP_STAT_DMA_PAGES] = NUMAPLACE_A_STATS_DMA_PAGES,
+		[NP_STAT_DMA_FALLBACK] = NUMAPLACE_A_STATS_DMA_FALLBACK,
 	};
 	struct np_stats_sum sum;
 	struct nlattr *nest;
@@ -153,7 +155,11 @@ static int np_genl_config_fill(struct sk_buff *skb, u32 portid, u32 seq)
 	if (nla_put_u32(skb, NUMAPLACE_A_CONFIG_ENGINE,
 			READ_ONCE(np_config.engine)) ||
 	    nla_put_u32(skb, NUMAPLACE_A_CONFIG_BATCH_PAGES,
-			READ_ONCE(np_config.batch_pages))) {
+			READ_ONCE(np_config.batch_pages)) ||
+	    nla_put_u32(skb, NUMAPLACE_A_CONFIG_COPY_WORKERS,
+			READ_ONCE(np_config.copy_workers)) ||
+	    nla_put_u32(skb, NUMAPLACE_A_CONFIG_DMA,
+			READ_ONCE(np_config.dma))) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;
 	}
@@ -197,9 +203,11 @@ int np_genl_config_set_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr *engine = info->attrs[NUMAPLACE_A_CONFIG_ENGINE];
 	struct nlattr *batch = info->attrs[NUMAPLACE_A_CONFIG_BATCH_PAGES];
+	struct nlattr *workers = info->attrs[NUMAPLACE_A_CONFIG_COPY_WORKERS];
+	struct nlattr *dma = info->attrs[NUMAPLACE_A_CONFIG_DMA];
 	int ret = 0;
 
-	if (!engine && !batch) {
+	if (!engine && !batch && !workers && !dma) {
 		NL_SET_ERR_MSG(info->extack, "nothing to set");
 		return -EINVAL;
 	}
@@ -211,6 +219,10 @@ int np_genl_config_set_doit(struct sk_buff *skb, struct genl_info *info)
 		WRITE_ONCE(np_config.engine, nla_get_u32(engine));
 	if (!ret && batch)
 		WRITE_ONCE(np_config.batch_pages, nla_get_u32(batch));
+	if (!ret && workers)
+		WRITE_ONCE(np_config.copy_workers, nla_get_u32(workers));
+	if (!ret && dma)
+		WRITE_ONCE(np_config.dma, nla_get_u32(dma));
 	mutex_unlock(&np_config_mutex);
 	return ret;
 }

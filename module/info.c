@@ -20,6 +20,8 @@ u64 np_features(void)
 		features |= NUMAPLACE_FEAT_MIGRATE_KERNEL;
 	if (engines & NUMAPLACE_ENGINE_VMA)
 		features |= NUMAPLACE_FEAT_MIGRATE_VMA;
+	if (engines & NUMAPLACE_ENGINE_BATCH)
+		features |= NUMAPLACE_FEAT_MIGRATE_BATCH;
 	return features;
 }
 

@@ -6,6 +6,7 @@
 #include <linux/init.h>
 
 #include "numaplace.h"
+#include "copy.h"
 #include "ksyms.h"
 #include "stats.h"
 
@@ -22,9 +23,12 @@ static int __init np_init(void)
 	ret = np_stats_init();
 	if (ret)
 		goto exit_nodemap;
-	ret = np_genl_init();
+	ret = np_copy_init();
 	if (ret)
 		goto exit_stats;
+	ret = np_genl_init();
+	if (ret)
+		goto exit_copy;
 	ret = np_dev_init();
 	if (ret)
 		goto exit_genl;
@@ -34,6 +38,8 @@ static int __init np_init(void)
 
 exit_genl:
 	np_genl_exit();
+exit_copy:
+	np_copy_exit();
 exit_stats:
 	np_stats_exit();
 exit_nodemap:
@@ -45,6 +51,7 @@ static void __exit np_exit(void)
 {
 	np_dev_exit();
 	np_genl_exit();
+	np_copy_exit();
 	np_stats_exit();
 	np_nodemap_exit();
 }

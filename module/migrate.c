@@ -38,15 +38,17 @@ unsigned int np_migrate_engines(void)
 		engines |= NUMAPLACE_ENGINE_KERNEL;
 	if (np_engine_vma_available())
 		engines |= NUMAPLACE_ENGINE_VMA;
+	if (np_engine_batch_available())
+		engines |= NUMAPLACE_ENGINE_BATCH;
 	return engines;
 }
 
 /*
  * The engines of this call. An ENGINE_* flag asks for exactly one. Else
  * the configured engine (netlink CONFIG_SET), and by default every engine
- * this host has: the migrate_vma engine takes private anonymous order-0
- * pages (measured faster than the kernel engine on them,
- * Documentation/performance.md), the kernel engine the rest.
+ * this host has: the batched engine (else the migrate_vma one) takes
+ * private anonymous order-0 pages (measured faster than the kernel engine
+ * on them, Documentation/performance.md), the kernel engine the rest.
  */
 static int np_migrate_pick(const struct numaplace_migrate *a)
 {
@@ -196,9 +198,13 @@ static int np_migrate_finish_round(struct np_mig *m, u64 first, unsigned int n)
 static void np_migrate_phase(const struct np_mig *m, unsigned int phase,
 			     u64 since)
 {
-	np_stat_phase(m->engines & NUMAPLACE_ENGINE_KERNEL ?
-		      NUMAPLACE_ENGINE_KERNEL : NUMAPLACE_ENGINE_VMA,
-		      phase, ktime_get_ns() - since);
+	unsigned int engine = NUMAPLACE_ENGINE_VMA;
+
+	if (m->engines & NUMAPLACE_ENGINE_KERNEL)
+		engine = NUMAPLACE_ENGINE_KERNEL;
+	else if (m->engines & NUMAPLACE_ENGINE_BATCH)
+		engine = NUMAPLACE_ENGINE_BATCH;
+	np_stat_phase(engine, phase, ktime_get_ns() - since);
 }
 
 /* Collect, migrate and answer one round of stretches. */
@@ -222,16 +228,20 @@ static int np_migrate_round(struct np_mig *m, const struct np_stretch *st,
 			np_collect_stretch(m, st[s].start, idx, st[s].nr_pages);
 	}
 	np_migrate_phase(m, NUMAPLACE_PHASE_COLLECT, t0);
-	np_walk_end(&m->w);
 
-	/* migrate_vma_*() sleep: the mmap lock alone, no RCU section. */
-	if (m->engines & NUMAPLACE_ENGINE_VMA) {
-		if (mmap_read_lock_killable(m->w.mm))
-			return -EINTR;
+	/*
+	 * migrate_vma_*() sleep: the mmap lock alone, no RCU section. It is
+	 * kept from collect on: the folios collect holds locked for the
+	 * batched engine must not wait for it (lock order: mmap lock first).
+	 */
+	rcu_read_unlock();
+	if (m->engines & NUMAPLACE_ENGINE_BATCH) {
+		np_engine_batch_run(m, st, nr);
+	} else if (m->engines & NUMAPLACE_ENGINE_VMA) {
 		for (s = 0, idx = 0; s < nr; idx += st[s++].nr_pages)
 			np_engine_vma_run(m, st[s].start, idx, st[s].nr_pages);
-		mmap_read_unlock(m->w.mm);
 	}
+	mmap_read_unlock(m->w.mm);
 
 	if (m->engines & NUMAPLACE_ENGINE_KERNEL)
 		np_engine_kernel_run(m);
@@ -355,6 +365,11 @@ static int np_migrate_run(struct np_mig *m)
 	ret = np_migrate_alloc(m);
 	if (ret)
 		goto free;
+	if (m->engines & NUMAPLACE_ENGINE_BATCH) {
+		ret = np_engine_batch_begin(m);
+		if (ret)
+			goto free;
+	}
 	lru_off = np_lru_disable();
 	if (a->flags & NUMAPLACE_MIGRATE_PAGES) {
 		st = kvmalloc_array(m->chunk, sizeof(*st), GFP_KERNEL);
@@ -366,6 +381,7 @@ static int np_migrate_run(struct np_mig *m)
 	}
 	if (lru_off)
 		np_lru_enable();
+	np_engine_batch_end(m);
 free:
 	np_migrate_free(m);
 	return ret;

@@ -33,6 +33,13 @@
  * @lists: per node, folios isolated for the kernel engine
  * @nr_listed: per node, how many folios @lists holds
  * @node_err: per node, the error of this round's migration to it
+ * @held: the batched engine's: folios locked by collect to keep them out
+ *	of its unmap (np_collect_hold()), unlocked when it is done
+ * @nr_held: how many
+ * @last_vma_idx: chunk index of the last page marked for the batched or
+ *	migrate_vma engine
+ * @last_vma_vma: its VMA (NULL: none yet in this stretch)
+ * @batch: the batched engine's per-call state
  */
 struct np_mig {
 	struct np_walk w;
@@ -53,7 +60,20 @@ struct np_mig {
 	struct list_head *lists;
 	unsigned int *nr_listed;
 	int *node_err;
+	struct folio **held;
+	unsigned int nr_held;
+	unsigned int last_vma_idx;
+	struct vm_area_struct *last_vma_vma;
+	struct np_batch *batch;
 };
+
+/*
+ * The batched engine unmaps from the first to the last page it moves in a
+ * VMA with one migrate_vma_setup(); a run of more than NP_BATCH_GAP pages
+ * it does not move (in place, the kernel engine's, holes) ends a range: a
+ * PMD-mapped THP (512 pages) never falls inside one, so it is never split.
+ */
+#define NP_BATCH_GAP		32
 
 /* module/collect.c */
 void np_collect_begin(struct np_mig *m);
@@ -70,6 +90,14 @@ void np_engine_kernel_run(struct np_mig *m);
 bool np_engine_kernel_isolate(struct folio *folio, struct list_head *list);
 bool np_lru_disable(void);
 void np_lru_enable(void);
+
+/* module/engine-batch.c */
+bool np_engine_batch_available(void);
+int np_engine_batch_begin(struct np_mig *m);
+void np_engine_batch_end(struct np_mig *m);
+void np_engine_batch_run(struct np_mig *m, const struct np_stretch *st,
+			 unsigned int nr);
+void np_collect_release(struct np_mig *m);
 
 /* module/engine-vma.c */
 bool np_engine_vma_available(void);

@@ -110,9 +110,19 @@ unsigned int np_migrate_engines(void);
 #define NP_BATCH_PAGES_MAX	65536
 #define NP_BATCH_PAGES_DEFAULT	16384
 
+/*
+ * Threads copying a batch (the caller and kernel workers): 0 is "the CPUs
+ * of the target node", capped at NP_COPY_WORKERS_MAX: past the CPUs of a
+ * node the workers only take turns, and a socket's memory bandwidth is
+ * saturated by a few copying cores.
+ */
+#define NP_COPY_WORKERS_MAX	8
+
 struct np_config {
 	u32 engine;		/* enum numaplace_config_engine */
 	u32 batch_pages;	/* pages per migration round */
+	u32 copy_workers;	/* batched engine's copy threads, 0 = auto */
+	u32 dma;		/* batched engine copies with a DMA engine */
 };
 extern struct np_config np_config;
 extern struct mutex np_config_mutex;

@@ -22,6 +22,8 @@ enum np_stat {
 	NP_STAT_QUERY_RUNS,	/* runs returned to callers */
 	NP_STAT_MIGRATE_CALLS,	/* calls */
 	NP_STAT_BYTES_COPIED,	/* bytes of pages migrated (copied once each) */
+	NP_STAT_DMA_PAGES,	/* pages a DMA engine copied */
+	NP_STAT_DMA_FALLBACK,	/* pages the CPU copied after a DMA error */
 	NP_STAT_MAX,
 };
 

@@ -577,9 +577,10 @@ struct np_sim {
 	int syscall;		/* move_pages(2)'s batches, not the module */
 	int old;		/* 6.1's lookup answers */
 	int move_all;
-	int vma_only;		/* only the migrate_vma engine */
+	int vma_only;		/* only the migrate_vma or the batched engine */
 	int kernel_only;	/* only the kernel engine */
 	__u32 avail;		/* NUMAPLACE_ENGINE_* the module has */
+	__u32 vma_engine;	/* the one that takes private anon 4 KiB pages */
 	int split_ok;
 	/* out */
 	__u64 moved_pages, moved_folios, in_place;
@@ -732,10 +733,9 @@ static void np_simulate(struct np_sim *o, const struct np_pre *pre,
 					o->moved_pages += p->nr;
 					/* abi.md: the VMA engine's pages, and the rest. */
 					if (o->vma_only ||
-					    (!o->kernel_only &&
-					     (o->avail & NUMAPLACE_ENGINE_VMA) &&
+					    (!o->kernel_only && o->vma_engine &&
 					     np_vma_takes(p, o)))
-						o->engines |= NUMAPLACE_ENGINE_VMA;
+						o->engines |= o->vma_engine;
 					else
 						o->engines |= NUMAPLACE_ENGINE_KERNEL;
 				}
@@ -816,6 +816,12 @@ FIXTURE_VARIANT_ADD(mig, vma)
 {
 	.flags = NUMAPLACE_MIGRATE_ENGINE_VMA,
 	.feature = NUMAPLACE_FEAT_MIGRATE_VMA,
+};
+
+FIXTURE_VARIANT_ADD(mig, batch)
+{
+	.flags = NUMAPLACE_MIGRATE_ENGINE_BATCH,
+	.feature = NUMAPLACE_FEAT_MIGRATE_BATCH,
 };
 
 /* nr_hugepages of nodes 0 and 1 before a test changed them ("n0 n1"). */
@@ -899,7 +905,8 @@ FIXTURE_SETUP(mig)
 		     (unsigned long long)self->info.features);
 	self->eflags = variant->flags;
 	self->allowed = np_engines_allowed(&self->info, variant->flags);
-	self->vma_only = variant->flags == NUMAPLACE_MIGRATE_ENGINE_VMA;
+	self->vma_only = variant->flags == NUMAPLACE_MIGRATE_ENGINE_VMA ||
+			 variant->flags == NUMAPLACE_MIGRATE_ENGINE_BATCH;
 }
 
 static void np_hp_restore(long *orig)
@@ -1127,6 +1134,7 @@ static void np_compare(struct __test_metadata *_metadata, struct np_ctx *c,
 		      (!(k->flags & NP_MIG_ENGINE_FLAGS) &&
 		       !(k->avail & NUMAPLACE_ENGINE_KERNEL));
 	sb.kernel_only = !!(k->flags & NUMAPLACE_MIGRATE_ENGINE_KERNEL);
+	sb.vma_engine = np_vma_engine(k->flags, k->avail);
 	sb.split_ok = !!(k->flags & NUMAPLACE_MIGRATE_SPLIT_OK);
 	np_simulate(&sa, prea, tgt, n, expa, nodea);
 	np_simulate(&sb, preb, tgt, n, expb, nodeb);

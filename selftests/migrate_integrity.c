@@ -183,6 +183,12 @@ FIXTURE_VARIANT_ADD(integ, vma)
 	.feature = NUMAPLACE_FEAT_MIGRATE_VMA,
 };
 
+FIXTURE_VARIANT_ADD(integ, batch)
+{
+	.flags = NUMAPLACE_MIGRATE_ENGINE_BATCH,
+	.feature = NUMAPLACE_FEAT_MIGRATE_BATCH,
+};
+
 FIXTURE_SETUP(integ)
 {
 	const __u64 feats = NUMAPLACE_FEAT_MIGRATE_KERNEL |
@@ -214,7 +220,8 @@ FIXTURE_SETUP(integ)
 	np_write_str("/proc/sys/kernel/numa_balancing", "0");
 	self->eflags = variant->flags;
 	self->allowed = np_engines_allowed(&self->info, variant->flags);
-	self->vma_only = variant->flags == NUMAPLACE_MIGRATE_ENGINE_VMA;
+	self->vma_only = variant->flags == NUMAPLACE_MIGRATE_ENGINE_VMA ||
+			 variant->flags == NUMAPLACE_MIGRATE_ENGINE_BATCH;
 }
 
 FIXTURE_TEARDOWN(integ)

@@ -1279,6 +1279,23 @@ static inline __u32 np_engines_available(const struct numaplace_info *info)
 	return e;
 }
 
+/*
+ * The engine that moves private anonymous 4 KiB pages for a call with
+ * @flags: the one forced, else the batched engine, else migrate_vma's.
+ */
+static inline __u32 np_vma_engine(__u32 flags, __u32 avail)
+{
+	if (flags & NUMAPLACE_MIGRATE_ENGINE_VMA)
+		return NUMAPLACE_ENGINE_VMA;
+	if (flags & NUMAPLACE_MIGRATE_ENGINE_BATCH)
+		return NUMAPLACE_ENGINE_BATCH;
+	if (flags & NUMAPLACE_MIGRATE_ENGINE_KERNEL)
+		return 0;
+	if (avail & NUMAPLACE_ENGINE_BATCH)
+		return NUMAPLACE_ENGINE_BATCH;
+	return avail & NUMAPLACE_ENGINE_VMA;
+}
+
 /* The NUMAPLACE_ENGINE_* bits a call with @flags may report. */
 static inline __u32 np_engines_allowed(const struct numaplace_info *info,
 				       __u32 flags)

@@ -40,6 +40,10 @@
 #define NP_ROUNDS	3
 /* Rounds of this run: NP_ROUNDS, or --rounds N. */
 static int np_rounds = NP_ROUNDS;
+/* --method WORD / --variant NAME: only the methods whose name has WORD,
+ * only that variant (to read the module's phase counters around one).
+ */
+static const char *np_only_method, *np_only_variant;
 /* The pages start on this node and move to the other one. */
 #define NP_SRC_NODE	0
 #define NP_DST_NODE	1
@@ -206,6 +210,8 @@ static int np_method_available(int m)
 {
 	unsigned long long f = np_methods[m].feature;
 
+	if (np_only_method && !strstr(np_methods[m].name, np_only_method))
+		return 0;
 	if (!f)
 		return 1;
 	return f == ~0ULL ? np_migrate_features != 0 :
@@ -760,8 +766,23 @@ int main(int argc, char **argv)
 	double t0 = np_now_ms();
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (argc == 3 && !strcmp(argv[1], "--rounds"))
-		np_rounds = atoi(argv[2]) > 0 ? atoi(argv[2]) : NP_ROUNDS;
+	for (v = 1; v + 1 < argc; v += 2) {
+		if (!strcmp(argv[v], "--rounds")) {
+			np_rounds = atoi(argv[v + 1]) > 0 ? atoi(argv[v + 1]) :
+							    NP_ROUNDS;
+		} else if (!strcmp(argv[v], "--method")) {
+			np_only_method = argv[v + 1];
+		} else if (!strcmp(argv[v], "--variant")) {
+			np_only_variant = argv[v + 1];
+		} else {
+			fprintf(stderr, "usage: migrate [--rounds N] [--method WORD] [--variant 4k|thp|4k-ilv]\n");
+			return 2;
+		}
+	}
+	if ((argc - 1) % 2) {
+		fprintf(stderr, "usage: migrate [--rounds N] [--method WORD] [--variant 4k|thp|4k-ilv]\n");
+		return 2;
+	}
 	uname(&uts);
 	err = numaplace_info(&info);
 	if (!err && info.abi_version == NUMAPLACE_ABI_VERSION &&
@@ -787,6 +808,12 @@ int main(int argc, char **argv)
 	       "0 for the run");
 
 	for (v = 0; v < NP_NR_VARIANTS; v++) {
+		if (np_only_variant && strcmp(np_only_variant, np_variants[v].name)) {
+			memset(&res[v], 0, sizeof(res[v]));
+			for (m = 0; m < NP_NR_METHODS; m++)
+				res[v].best_ms[m] = INFINITY;
+			continue;
+		}
 		if (np_bench_variant(v, &res[v])) {
 			np_balancing_restore(balancing);
 			return 1;

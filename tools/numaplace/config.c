@@ -88,12 +88,21 @@ static const struct np_config_key {
 	  np_print_u32, "a number of pages",
 	  "pages per migration round (the module checks for signals\n"
 	  "               between rounds)" },
+	{ "copy_workers", NUMAPLACE_A_CONFIG_COPY_WORKERS, np_parse_u32,
+	  np_print_u32, "0 (auto) to 8",
+	  "threads copying a batch of the batched engine (0: the CPUs\n"
+	  "               of the target node)" },
+	{ "dma", NUMAPLACE_A_CONFIG_DMA, np_parse_u32, np_print_u32, "0|1",
+	  "the batched engine copies with a DMA engine where there is\n"
+	  "               one (else, and on any DMA error, the CPU copies)" },
 };
 
 /* Names of the attributes, for the module's error messages. */
 static const char *const np_config_attr_names[NUMAPLACE_A_CONFIG_MAX + 1] = {
 	[NUMAPLACE_A_CONFIG_ENGINE] = "engine",
 	[NUMAPLACE_A_CONFIG_BATCH_PAGES] = "batch_pages",
+	[NUMAPLACE_A_CONFIG_COPY_WORKERS] = "copy_workers",
+	[NUMAPLACE_A_CONFIG_DMA] = "dma",
 };
 
 static void np_config_usage(FILE *out)

@@ -54,6 +54,7 @@ struct np_st_fail {
 struct np_st {
 	__u64 query_calls, query_pages, query_runs;
 	__u64 migrate_calls, bytes_copied;
+	__u64 dma_pages, dma_fallback;	/* pages */
 	struct np_st_fail fail[NP_ST_FAILS];
 	unsigned int nr_fail;
 	__u64 phase_ns[NP_ST_ENGINES][NP_ST_PHASES];
@@ -151,6 +152,8 @@ static const enum mnl_attr_data_type np_stats_types[NUMAPLACE_A_STATS_MAX + 1] =
 	[NUMAPLACE_A_STATS_QUERY_RUNS] = MNL_TYPE_U64,
 	[NUMAPLACE_A_STATS_MIGRATE_CALLS] = MNL_TYPE_U64,
 	[NUMAPLACE_A_STATS_BYTES_COPIED] = MNL_TYPE_U64,
+	[NUMAPLACE_A_STATS_DMA_PAGES] = MNL_TYPE_U64,
+	[NUMAPLACE_A_STATS_DMA_FALLBACK] = MNL_TYPE_U64,
 	[NUMAPLACE_A_STATS_PAGES_IN] = MNL_TYPE_U64,
 	[NUMAPLACE_A_STATS_PAGES_OUT] = MNL_TYPE_U64,
 	[NUMAPLACE_A_STATS_ORDER] = MNL_TYPE_NESTED,
@@ -235,6 +238,8 @@ static void np_st_global(struct np_st *st, const struct np_st_parse *p)
 	st->query_runs = np_get_u64(p->tb[NUMAPLACE_A_STATS_QUERY_RUNS]);
 	st->migrate_calls = np_get_u64(p->tb[NUMAPLACE_A_STATS_MIGRATE_CALLS]);
 	st->bytes_copied = np_get_u64(p->tb[NUMAPLACE_A_STATS_BYTES_COPIED]);
+	st->dma_pages = np_get_u64(p->tb[NUMAPLACE_A_STATS_DMA_PAGES]);
+	st->dma_fallback = np_get_u64(p->tb[NUMAPLACE_A_STATS_DMA_FALLBACK]);
 	for (i = 0; i < p->nr_fail; i++) {
 		memset(&n, 0, sizeof(n));
 		mnl_attr_parse_nested(p->fail[i], np_st_nest_cb, &n);
@@ -437,6 +442,10 @@ static void np_print_text(const struct np_st *st, const struct np_st *prev)
 		printf("  (%s)", np_human_bytes(st->bytes_copied, b1, sizeof(b1)));
 	}
 	putchar('\n');
+	np_text_row("DMA pages", st->dma_pages, prev,
+		    prev ? prev->dma_pages : 0, dt);
+	np_text_row("DMA fallback", st->dma_fallback, prev,
+		    prev ? prev->dma_fallback : 0, dt);
 
 	printf("\nfailed pages by reason\n");
 	if (!st->nr_fail)
@@ -543,12 +552,15 @@ static void np_print_json(const struct np_st *st, const struct np_st *prev)
 	unsigned int e, p, o, i;
 
 	printf("{\"time\":%.3f,\"query_calls\":%llu,\"query_pages\":%llu,"
-	       "\"query_runs\":%llu,\"migrate_calls\":%llu,\"bytes_copied\":%llu",
+	       "\"query_runs\":%llu,\"migrate_calls\":%llu,\"bytes_copied\":%llu,"
+	       "\"dma_pages\":%llu,\"dma_fallback\":%llu",
 	       st->wall, (unsigned long long)st->query_calls,
 	       (unsigned long long)st->query_pages,
 	       (unsigned long long)st->query_runs,
 	       (unsigned long long)st->migrate_calls,
-	       (unsigned long long)st->bytes_copied);
+	       (unsigned long long)st->bytes_copied,
+	       (unsigned long long)st->dma_pages,
+	       (unsigned long long)st->dma_fallback);
 	printf(",\"failed_pages\":{");
 	for (i = 0; i < st->nr_fail; i++)
 		printf("%s\"%s\":%llu", i ? "," : "",
@@ -644,6 +656,13 @@ static void np_print_prom(const struct np_st *st)
 		     "Bytes of pages migrated (copied once each).");
 	printf("numaplace_copied_bytes_total %llu\n",
 	       (unsigned long long)st->bytes_copied);
+	np_prom_head("numaplace_dma_pages_total", "Pages a DMA engine copied.");
+	printf("numaplace_dma_pages_total %llu\n",
+	       (unsigned long long)st->dma_pages);
+	np_prom_head("numaplace_dma_fallback_pages_total",
+		     "Pages the CPU copied after a DMA error.");
+	printf("numaplace_dma_fallback_pages_total %llu\n",
+	       (unsigned long long)st->dma_fallback);
 
 	np_prom_head("numaplace_migrated_pages_total",
 		     "Base pages migrated onto (in) or off (out) a node.");

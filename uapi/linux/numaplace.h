@@ -307,6 +307,8 @@ enum {
 	NUMAPLACE_A_STATS_ORDER,	/* nest, multi: NUMAPLACE_A_ORDER_* */
 	NUMAPLACE_A_STATS_FAIL,		/* nest, multi: NUMAPLACE_A_FAIL_* */
 	NUMAPLACE_A_STATS_PHASE,	/* nest, multi: NUMAPLACE_A_PHASE_* */
+	NUMAPLACE_A_STATS_DMA_PAGES,	/* u64: pages a DMA engine copied */
+	NUMAPLACE_A_STATS_DMA_FALLBACK,	/* u64: pages the CPU copied after a DMA error */
 
 	__NUMAPLACE_A_STATS_MAX,
 	NUMAPLACE_A_STATS_MAX = __NUMAPLACE_A_STATS_MAX - 1
@@ -344,6 +346,8 @@ enum {
 enum {
 	NUMAPLACE_A_CONFIG_ENGINE = 1,	/* u32: enum numaplace_config_engine */
 	NUMAPLACE_A_CONFIG_BATCH_PAGES,	/* u32: pages per migration round */
+	NUMAPLACE_A_CONFIG_COPY_WORKERS, /* u32: batched engine's copy threads, 0 = auto */
+	NUMAPLACE_A_CONFIG_DMA,		/* u32: 1 = the batched engine copies with a DMA engine */
 
 	__NUMAPLACE_A_CONFIG_MAX,
 	NUMAPLACE_A_CONFIG_MAX = __NUMAPLACE_A_CONFIG_MAX - 1

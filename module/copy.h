@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * numaplace: the batched engine's copy step (module/copy.c).
+ */
+#ifndef _NUMAPLACE_COPY_H
+#define _NUMAPLACE_COPY_H
+
+#include <linux/types.h>
+
+#include "numaplace.h"
+
+/* A share of fewer pages is not worth a work item (queue + wake-up). */
+#define NP_COPY_SHARE_MIN	64
+/* Pages copied between cond_resched() calls. */
+#define NP_COPY_RESCHED		64
+
+struct dma_chan;
+struct page;
+
+/**
+ * struct np_copy_batch - destinations to allocate and fill
+ * @src: migrate_pfn() of each source page, as migrate_vma_setup() left it
+ * @dst: out: migrate_pfn() of a locked destination filled with the data,
+ *	or 0 (not ours, already on its node, or no memory on the node)
+ * @target: the node each entry goes to, or -1: leave it
+ * @nr: entries
+ * @node_err: per node: set to -ENOMEM when the node ran out of memory
+ * @pages: scratch, @nr entries
+ * @slots: scratch, @nr entries
+ * @chan: a DMA memcpy channel to copy with, or NULL
+ * @alloc_ns: out: time allocating, summed over the workers
+ * @copy_ns: out: time copying, summed over the workers
+ * @wall_ns: out: time from the first share started to the last ended
+ * @dma_pages: out: pages the DMA channel copied
+ * @dma_fallback: out: pages whose DMA copy failed, copied by the CPU
+ * @workers: out: threads that took a share (the caller included)
+ */
+struct np_copy_batch {
+	unsigned long *src;
+	unsigned long *dst;
+	const s32 *target;
+	unsigned int nr;
+	int *node_err;
+	struct page **pages;
+	unsigned int *slots;
+	struct dma_chan *chan;
+	u64 alloc_ns, copy_ns, wall_ns;
+	unsigned long dma_pages, dma_fallback;
+	unsigned int workers;
+};
+
+int np_copy_init(void);
+void np_copy_exit(void);
+void np_copy_batch(struct np_copy_batch *cb);
+struct dma_chan *np_copy_dma_get(void);
+void np_copy_dma_put(struct dma_chan *chan);
+
+#endif /* _NUMAPLACE_COPY_H */

@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * numaplace: the batched engine, for private anonymous order-0 pages (THPs
+ * only when the caller allows a split), on the exported device-migration
+ * API. A round is one batch:
+ *  - unmap: one migrate_vma_setup() per VMA range from the first to the
+ *    last page to move (cut at NP_BATCH_GAP pages not moved): it isolates
+ *    and unmaps them with one TLB flush per page table for pages not
+ *    exclusive to the process (anon-exclusive ones are cleared with a flush
+ *    each, the kernel's choice); pages in place in between are kept out by
+ *    collect (np_collect_hold());
+ *  - allocate and copy: destinations on the target nodes, in bulk, filled
+ *    by a pool of copy workers (module/copy.c), or a DMA engine;
+ *  - restore: migrate_vma_pages() moves mapping and flags,
+ *    migrate_vma_finalize() remaps every page (the new one, or the old one
+ *    where anything failed: the data stays where it was) and puts the
+ *    batch back.
+ * No kernel internals and no IBT question. Runs under the mmap lock held
+ * for read since collect (page locks are held across it), outside RCU.
+ */
+#include <linux/migrate.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+
+#include "migrate.h"
+#include "copy.h"
+#include "stats.h"
+
+/*
+ * VMA ranges set up before a batch is copied and restored. A round in more
+ * ranges (fragmented by holes, other VMAs, pages of the kernel engine) is
+ * copied and restored in several batches: the struct migrate_vma array is
+ * per call, 64 ranges keep it within a page.
+ */
+#define NP_BATCH_SEGS_MAX	64
+
+/* The per-call state, sized for a round of m->chunk pages. */
+struct np_batch {
+	unsigned long *src, *dst;
+	s32 *target;
+	struct page **pages;
+	unsigned int *slots;
+	struct dma_chan *chan;
+	struct migrate_vma segs[NP_BATCH_SEGS_MAX];
+	unsigned int nr_segs;
+	unsigned int used;		/* entries of src/dst in use */
+	u64 unmap_ns;
+};
+
+bool np_engine_batch_available(void)
+{
+	return IS_ENABLED(CONFIG_MIGRATION) && IS_ENABLED(CONFIG_DEVICE_MIGRATION);
+}
+
+void np_engine_batch_end(struct np_mig *m)
+{
+	struct np_batch *b = m->batch;
+
+	if (!b)
+		return;
+	np_copy_dma_put(b->chan);
+	kvfree(m->held);
+	kvfree(b->slots);
+	kvfree(b->pages);
+	kvfree(b->target);
+	kvfree(b->dst);
+	kvfree(b->src);
+	kfree(b);
+	m->batch = NULL;
+	m->held = NULL;
+}
+
+/* The call's arrays: a round's worth of each. */
+int np_engine_batch_begin(struct np_mig *m)
+{
+	unsigned int n = m->chunk;
+	struct np_batch *b;
+
+	b = kzalloc(sizeof(*b), GFP_KERNEL);
+	if (!b)
+		return -ENOMEM;
+	m->batch = b;
+	b->src = kvmalloc_array(n, sizeof(*b->src), GFP_KERNEL);
+	b->dst = kvmalloc_array(n, sizeof(*b->dst), GFP_KERNEL);
+	b->target = kvmalloc_array(n, sizeof(*b->target), GFP_KERNEL);
+	b->pages = kvmalloc_array(n, sizeof(*b->pages), GFP_KERNEL);
+	b->slots = kvmalloc_array(n, sizeof(*b->slots), GFP_KERNEL);
+	/* Range mode only: see np_collect_hold(). */
+	if (!(m->a->flags & NUMAPLACE_MIGRATE_PAGES))
+		m->held = kvmalloc_array(n, sizeof(*m->held), GFP_KERNEL);
+	if (!b->src || !b->dst || !b->target || !b->pages || !b->slots ||
+	    (!(m->a->flags & NUMAPLACE_MIGRATE_PAGES) && !m->held)) {
+		np_engine_batch_end(m);
+		return -ENOMEM;
+	}
+	if (READ_ONCE(np_config.dma))
+		b->chan = np_copy_dma_get();
+	return 0;
+}
+
+/* Set up (collect, isolate, unmap) [@i, @last] of a stretch from @start. */
+static void np_batch_setup(struct np_mig *m, struct vm_area_struct *vma,
+			   unsigned long start, unsigned int idx0,
+			   unsigned int i, unsigned int last)
+{
+	struct np_batch *b = m->batch;
+	struct migrate_vma *args = &b->segs[b->nr_segs];
+	unsigned int nr = last - i + 1, k;
+
+	*args = (struct migrate_vma) {
+		.vma = vma,
+		.start = start + ((unsigned long)(i - idx0) << PAGE_SHIFT),
+		.end = start + ((unsigned long)(last + 1 - idx0) << PAGE_SHIFT),
+		.src = b->src + b->used,
+		.dst = b->dst + b->used,
+		.flags = MIGRATE_VMA_SELECT_SYSTEM,
+	};
+	if (migrate_vma_setup(args))
+		return;		/* left pending: resolve answers -EBUSY */
+	for (k = 0; k < nr; k++)
+		b->target[b->used + k] = test_bit(i + k, m->vma_pending) ?
+					 m->target[i + k] : -1;
+	b->used += args->npages;
+	b->nr_segs++;
+}
+
+/* Copy and restore what is set up. */
+static void np_batch_flush(struct np_mig *m)
+{
+	struct np_batch *b = m->batch;
+	struct np_copy_batch cb = {
+		.src = b->src,
+		.dst = b->dst,
+		.target = b->target,
+		.nr = b->used,
+		.node_err = m->node_err,
+		.pages = b->pages,
+		.slots = b->slots,
+		.chan = b->chan,
+	};
+	struct migrate_vma *args;
+	unsigned long j;
+	u64 t0;
+	unsigned int s;
+
+	np_stat_phase(NUMAPLACE_ENGINE_BATCH, NUMAPLACE_PHASE_UNMAP,
+		      b->unmap_ns);
+	b->unmap_ns = 0;
+	if (!b->nr_segs)
+		return;
+	np_copy_batch(&cb);
+	np_stat_phase(NUMAPLACE_ENGINE_BATCH, NUMAPLACE_PHASE_ALLOC,
+		      cb.alloc_ns);
+	np_stat_phase(NUMAPLACE_ENGINE_BATCH, NUMAPLACE_PHASE_COPY, cb.copy_ns);
+	np_stat_add(NP_STAT_DMA_PAGES, cb.dma_pages);
+	np_stat_add(NP_STAT_DMA_FALLBACK, cb.dma_fallback);
+
+	t0 = ktime_get_ns();
+	for (s = 0; s < b->nr_segs; s++) {
+		args = &b->segs[s];
+		migrate_vma_pages(args);
+		for (j = 0; j < args->npages; j++) {
+			if (!args->dst[j] || !(args->src[j] & MIGRATE_PFN_MIGRATE))
+				continue;
+			np_stat_folio_moved(page_to_nid(migrate_pfn_to_page(args->src[j])),
+					    page_to_nid(migrate_pfn_to_page(args->dst[j])),
+					    0, 1);
+			m->a->nr_moved_folios++;
+			m->a->engines |= NUMAPLACE_ENGINE_BATCH;
+		}
+		migrate_vma_finalize(args);
+	}
+	np_stat_phase(NUMAPLACE_ENGINE_BATCH, NUMAPLACE_PHASE_RESTORE,
+		      ktime_get_ns() - t0);
+	b->nr_segs = 0;
+	b->used = 0;
+}
+
+/* Set up the ranges of one stretch; flush when the batch is full. */
+static void np_batch_stretch(struct np_mig *m, unsigned long start,
+			     unsigned int idx0, unsigned int nr_pages)
+{
+	unsigned int i, last, next, end = idx0 + nr_pages, limit;
+	struct vm_area_struct *vma;
+	unsigned long addr;
+	u64 t0;
+
+	for (i = find_next_bit(m->vma_pending, end, idx0); i < end;
+	     i = find_next_bit(m->vma_pending, end, last + 1)) {
+		addr = start + ((unsigned long)(i - idx0) << PAGE_SHIFT);
+		vma = vma_lookup(m->w.mm, addr);
+		if (!vma) {
+			last = i;	/* gone since collect: -EBUSY */
+			continue;
+		}
+		limit = min_t(unsigned long, end,
+			      i + ((vma->vm_end - addr) >> PAGE_SHIFT));
+		for (last = i;; last = next) {
+			next = find_next_bit(m->vma_pending, limit, last + 1);
+			if (next >= limit || next - last > NP_BATCH_GAP)
+				break;
+		}
+		if (m->batch->nr_segs == NP_BATCH_SEGS_MAX) {
+			np_collect_release(m);
+			np_batch_flush(m);
+		}
+		t0 = ktime_get_ns();
+		np_batch_setup(m, vma, start, idx0, i, last);
+		m->batch->unmap_ns += ktime_get_ns() - t0;
+	}
+}
+
+/*
+ * Move the pages collect marked for this engine in the stretches of a
+ * round. Called with the mmap lock held for read since collect (and the
+ * folios collect held locked); returns with it still held, every held
+ * folio released.
+ */
+void np_engine_batch_run(struct np_mig *m, const struct np_stretch *st,
+			 unsigned int nr)
+{
+	unsigned int s, idx;
+	u64 t0;
+
+	for (s = 0, idx = 0; s < nr; idx += st[s++].nr_pages)
+		if (st[s].start < TASK_SIZE_MAX)
+			np_batch_stretch(m, st[s].start, idx, st[s].nr_pages);
+	t0 = ktime_get_ns();
+	np_collect_release(m);
+	m->batch->unmap_ns += ktime_get_ns() - t0;
+	np_batch_flush(m);
+}
