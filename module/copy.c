@@ -18,6 +18,7 @@
 #include <linux/migrate.h>
 #include <linux/mm.h>
 #include <linux/pagemap.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/topology.h>
 #include <linux/workqueue.h>
@@ -27,13 +28,12 @@
 
 static struct workqueue_struct *np_copy_wq;
 
-/* One worker's part of a batch. */
-struct np_copy_share {
+/* One worker's part of a parallel job. */
+struct np_par_share {
 	struct work_struct work;
-	struct np_copy_batch *cb;
-	unsigned int from, to;		/* entries [from, to) */
-	u64 alloc_ns, copy_ns;
-	unsigned long dma_pages, dma_fallback;
+	np_par_fn fn;
+	void *ctx;
+	unsigned int share, from, to;
 };
 
 int np_copy_init(void)
@@ -46,6 +46,59 @@ int np_copy_init(void)
 void np_copy_exit(void)
 {
 	destroy_workqueue(np_copy_wq);
+}
+
+/*
+ * Threads for a job of @nr items on node @nid: np_config.copy_workers, or
+ * the CPUs of the node; capped by NP_COPY_WORKERS_MAX and by @min_share
+ * items a share (a work item costs more than a few items).
+ */
+unsigned int np_par_workers(unsigned int nr, int nid, unsigned int min_share)
+{
+	unsigned int w = READ_ONCE(np_config.copy_workers);
+
+	if (!w)
+		w = nid == NUMA_NO_NODE ? 1 :
+		    max_t(unsigned int, 1, nr_cpus_node(nid));
+	w = min3(w, (unsigned int)NP_COPY_WORKERS_MAX,
+		 DIV_ROUND_UP(nr, max(min_share, 1U)));
+	return max(w, 1U);
+}
+
+static void np_par_work(struct work_struct *work)
+{
+	struct np_par_share *s = container_of(work, struct np_par_share, work);
+
+	s->fn(s->ctx, s->share, s->from, s->to);
+}
+
+/*
+ * Run @fn over [0, @nr) in @workers contiguous shares: the caller takes the
+ * first, kernel workers queued on node @nid the others; returns when all
+ * are done. @fn sleeps as it needs (the caller holds no spinlock).
+ */
+void np_par_run(unsigned int nr, unsigned int workers, int nid, np_par_fn fn,
+		void *ctx)
+{
+	struct np_par_share shares[NP_COPY_WORKERS_MAX];
+	unsigned int w = clamp(workers, 1U, (unsigned int)NP_COPY_WORKERS_MAX);
+	unsigned int i, per = DIV_ROUND_UP(nr, w);
+
+	if (nid == NUMA_NO_NODE)
+		nid = numa_mem_id();
+	for (i = 1; i < w; i++) {
+		shares[i] = (struct np_par_share) {
+			.fn = fn, .ctx = ctx, .share = i,
+			.from = min(i * per, nr), .to = min((i + 1) * per, nr),
+		};
+		INIT_WORK_ONSTACK(&shares[i].work, np_par_work);
+		queue_work_node(nid, np_copy_wq, &shares[i].work);
+	}
+	fn(ctx, 0, 0, min(per, nr));
+	for (i = 1; i < w; i++) {
+		flush_work(&shares[i].work);
+		destroy_work_on_stack(&shares[i].work);
+	}
 }
 
 /* Entry @j wants a destination: collected, ours, not there yet. */
@@ -62,17 +115,17 @@ static bool np_copy_wanted(const struct np_copy_batch *cb, unsigned int j)
 }
 
 /*
- * Destinations on @nid for the @n entries @slots of this share that go
- * there: in bulk (one pass over the per-CPU free lists), single pages for
- * what the bulk call leaves, until the node runs out (-ENOMEM noted once
- * for the round: the other entries for that node are not tried).
+ * Destinations on @nid for the @n entries @slots of the share [@from, ..)
+ * that go there: in bulk (one pass over the per-CPU free lists), single
+ * pages for what the bulk call leaves, until the node runs out (-ENOMEM
+ * noted once for the round: the other entries for that node are not tried).
  */
-static void np_copy_alloc_node(struct np_copy_share *s, int nid,
-			       const unsigned int *slots, unsigned int n)
+static void np_copy_alloc_node(struct np_copy_batch *cb, unsigned int from,
+			       int nid, const unsigned int *slots,
+			       unsigned int n)
 {
 	const gfp_t gfp = GFP_HIGHUSER_MOVABLE | __GFP_THISNODE | __GFP_NOWARN;
-	struct np_copy_batch *cb = s->cb;
-	struct page **pages = cb->pages + s->from;
+	struct page **pages = cb->pages + from;
 	struct page *page;
 	unsigned int k, got;
 
@@ -92,27 +145,27 @@ static void np_copy_alloc_node(struct np_copy_share *s, int nid,
 	}
 }
 
-/* Allocate the share's destinations, node by node. */
-static void np_copy_alloc(struct np_copy_share *s)
+/* Allocate the destinations of entries [@from, @to), node by node. */
+static void np_copy_alloc(struct np_copy_batch *cb, unsigned int from,
+			  unsigned int to)
 {
-	struct np_copy_batch *cb = s->cb;
-	unsigned int *slots = cb->slots + s->from;
+	unsigned int *slots = cb->slots + from;
 	unsigned int j, n;
 	nodemask_t nodes;
 	int nid;
 
 	nodes_clear(nodes);
-	for (j = s->from; j < s->to; j++) {
+	for (j = from; j < to; j++) {
 		cb->dst[j] = 0;
 		if (np_copy_wanted(cb, j))
 			node_set(cb->target[j], nodes);
 	}
 	for_each_node_mask(nid, nodes) {
-		for (j = s->from, n = 0; j < s->to; j++)
+		for (j = from, n = 0; j < to; j++)
 			if (cb->target[j] == nid && np_copy_wanted(cb, j))
 				slots[n++] = j;
 		if (n)
-			np_copy_alloc_node(s, nid, slots, n);
+			np_copy_alloc_node(cb, from, nid, slots, n);
 	}
 }
 
@@ -147,41 +200,51 @@ unmap_src:
 	return ok;
 }
 
-static void np_copy_share_run(struct np_copy_share *s)
+/* np_par_fn: allocate and fill the destinations of one share. */
+static void np_copy_share(void *ctx, unsigned int share, unsigned int from,
+			  unsigned int to)
 {
-	struct np_copy_batch *cb = s->cb;
+	struct np_copy_batch *cb = ctx;
+	struct np_copy_stats *st = &cb->shares[share];
 	struct page *spage, *dpage;
 	u64 t0 = ktime_get_ns(), t1;
 	unsigned int j;
 
-	np_copy_alloc(s);
+	np_copy_alloc(cb, from, to);
 	t1 = ktime_get_ns();
-	s->alloc_ns = t1 - t0;
-	for (j = s->from; j < s->to; j++) {
+	st->alloc_ns = t1 - t0;
+	for (j = from; j < to; j++) {
 		if (!cb->dst[j])
 			continue;
+		if (READ_ONCE(cb->abort)) {
+			/* Killed: this page stays where it is (finalize remaps it). */
+			dpage = migrate_pfn_to_page(cb->dst[j]);
+			cb->dst[j] = 0;
+			unlock_page(dpage);
+			put_page(dpage);
+			continue;
+		}
 		spage = migrate_pfn_to_page(cb->src[j]);
 		dpage = migrate_pfn_to_page(cb->dst[j]);
 		if (cb->chan) {
 			if (np_copy_dma(cb->chan, dpage, spage)) {
-				s->dma_pages++;
+				st->dma_pages++;
 				continue;
 			}
-			s->dma_fallback++;
+			st->dma_fallback++;
 		}
 		copy_highpage(dpage, spage);
-		if (!(j & (NP_COPY_RESCHED - 1)))
+		if (!(j & (NP_COPY_RESCHED - 1))) {
 			cond_resched();
+			/* The caller's share sees its signals for all. */
+			if (!share && fatal_signal_pending(current))
+				WRITE_ONCE(cb->abort, true);
+		}
 	}
-	s->copy_ns = ktime_get_ns() - t1;
+	st->copy_ns = ktime_get_ns() - t1;
 }
 
-static void np_copy_work(struct work_struct *work)
-{
-	np_copy_share_run(container_of(work, struct np_copy_share, work));
-}
-
-/* A node with memory to queue a share on: the first target's. */
+/* A node with memory to queue shares on: the first target's. */
 static int np_copy_node(const struct np_copy_batch *cb)
 {
 	unsigned int j;
@@ -193,56 +256,24 @@ static int np_copy_node(const struct np_copy_batch *cb)
 }
 
 /*
- * The worker count of a batch: np_config.copy_workers, or the CPUs of the
- * target node; capped by NP_COPY_WORKERS_MAX and by NP_COPY_SHARE_MIN
- * pages a share (a work item costs more than copying a few pages).
- */
-static unsigned int np_copy_workers(const struct np_copy_batch *cb, int nid)
-{
-	unsigned int w = READ_ONCE(np_config.copy_workers);
-
-	if (!w)
-		w = nid == NUMA_NO_NODE ? 1 :
-		    max_t(unsigned int, 1, nr_cpus_node(nid));
-	w = min3(w, (unsigned int)NP_COPY_WORKERS_MAX,
-		 DIV_ROUND_UP(cb->nr, NP_COPY_SHARE_MIN));
-	return max(w, 1U);
-}
-
-/*
- * Allocate and fill destinations for @cb: dst[j] set (locked page) for
- * every entry that got one. The caller copies the first share itself.
+ * Allocate and fill destinations for @cb: dst[j] set (a locked page holding
+ * the data) for every entry that got one; the totals of the shares in @cb.
  */
 void np_copy_batch(struct np_copy_batch *cb)
 {
-	struct np_copy_share shares[NP_COPY_WORKERS_MAX];
 	int nid = np_copy_node(cb);
-	unsigned int w = np_copy_workers(cb, nid), i, per;
+	unsigned int i;
 	u64 t0 = ktime_get_ns();
 
-	per = DIV_ROUND_UP(cb->nr, w);
-	for (i = 0; i < w; i++) {
-		shares[i] = (struct np_copy_share) {
-			.cb = cb,
-			.from = min(i * per, cb->nr),
-			.to = min((i + 1) * per, cb->nr),
-		};
-		INIT_WORK_ONSTACK(&shares[i].work, np_copy_work);
-		if (i)
-			queue_work_node(nid == NUMA_NO_NODE ? numa_mem_id() :
-					nid, np_copy_wq, &shares[i].work);
+	memset(cb->shares, 0, sizeof(cb->shares));
+	cb->workers = np_par_workers(cb->nr, nid, NP_COPY_SHARE_MIN);
+	np_par_run(cb->nr, cb->workers, nid, np_copy_share, cb);
+	for (i = 0; i < cb->workers; i++) {
+		cb->alloc_ns += cb->shares[i].alloc_ns;
+		cb->copy_ns += cb->shares[i].copy_ns;
+		cb->dma_pages += cb->shares[i].dma_pages;
+		cb->dma_fallback += cb->shares[i].dma_fallback;
 	}
-	np_copy_share_run(&shares[0]);
-	for (i = 0; i < w; i++) {
-		if (i)
-			flush_work(&shares[i].work);
-		destroy_work_on_stack(&shares[i].work);
-		cb->alloc_ns += shares[i].alloc_ns;
-		cb->copy_ns += shares[i].copy_ns;
-		cb->dma_pages += shares[i].dma_pages;
-		cb->dma_fallback += shares[i].dma_fallback;
-	}
-	cb->workers = w;
 	cb->wall_ns = ktime_get_ns() - t0;
 }
 

@@ -28,12 +28,15 @@ struct page;
  * @pages: scratch, @nr entries
  * @slots: scratch, @nr entries
  * @chan: a DMA memcpy channel to copy with, or NULL
+ * @shares: each worker's part of the totals below
  * @alloc_ns: out: time allocating, summed over the workers
  * @copy_ns: out: time copying, summed over the workers
  * @wall_ns: out: time from the first share started to the last ended
  * @dma_pages: out: pages the DMA channel copied
  * @dma_fallback: out: pages whose DMA copy failed, copied by the CPU
  * @workers: out: threads that took a share (the caller included)
+ * @abort: the caller got a fatal signal: the shares stop copying and free
+ *	the destinations not filled yet (those pages stay where they are)
  */
 struct np_copy_batch {
 	unsigned long *src;
@@ -44,12 +47,24 @@ struct np_copy_batch {
 	struct page **pages;
 	unsigned int *slots;
 	struct dma_chan *chan;
+	struct np_copy_stats {
+		u64 alloc_ns, copy_ns;
+		unsigned long dma_pages, dma_fallback;
+	} shares[NP_COPY_WORKERS_MAX];
 	u64 alloc_ns, copy_ns, wall_ns;
 	unsigned long dma_pages, dma_fallback;
 	unsigned int workers;
+	bool abort;
 };
 
+/* One share of a parallel job: items [@from, @to), share number @share. */
+typedef void (*np_par_fn)(void *ctx, unsigned int share, unsigned int from,
+			  unsigned int to);
+
 int np_copy_init(void);
+unsigned int np_par_workers(unsigned int nr, int nid, unsigned int min_share);
+void np_par_run(unsigned int nr, unsigned int workers, int nid, np_par_fn fn,
+		void *ctx);
 void np_copy_exit(void);
 void np_copy_batch(struct np_copy_batch *cb);
 struct dma_chan *np_copy_dma_get(void);

@@ -42,6 +42,7 @@ struct np_batch {
 	unsigned int *slots;
 	struct dma_chan *chan;
 	struct migrate_vma segs[NP_BATCH_SEGS_MAX];
+	unsigned int seg_idx[NP_BATCH_SEGS_MAX];	/* chunk index of a range's first page */
 	unsigned int nr_segs;
 	unsigned int used;		/* entries of src/dst in use */
 	u64 unmap_ns;
@@ -120,8 +121,29 @@ static void np_batch_setup(struct np_mig *m, struct vm_area_struct *vma,
 	for (k = 0; k < nr; k++)
 		b->target[b->used + k] = test_bit(i + k, m->vma_pending) ?
 					 m->target[i + k] : -1;
+	b->seg_idx[b->nr_segs] = i;
 	b->used += args->npages;
 	b->nr_segs++;
+}
+
+/*
+ * A page moved: answer it here (the node it is on is its target), so that
+ * resolve does not walk it again; pages not moved stay pending, resolve
+ * answers them (-ENOMEM, -EBUSY, or where a page named twice ended up).
+ */
+static void np_batch_moved(struct np_mig *m, unsigned int idx,
+			   unsigned long src, unsigned long dst)
+{
+	int to = page_to_nid(migrate_pfn_to_page(dst));
+
+	np_stat_folio_moved(page_to_nid(migrate_pfn_to_page(src)), to, 0, 1);
+	m->a->nr_moved_folios++;
+	m->a->engines |= NUMAPLACE_ENGINE_BATCH;
+	if (test_bit(idx, m->vma_pending) && m->target[idx] == to) {
+		clear_bit(idx, m->pending);
+		m->status[idx] = to;
+		m->a->nr_moved_pages++;
+	}
 }
 
 /* Copy and restore what is set up. */
@@ -162,11 +184,8 @@ static void np_batch_flush(struct np_mig *m)
 		for (j = 0; j < args->npages; j++) {
 			if (!args->dst[j] || !(args->src[j] & MIGRATE_PFN_MIGRATE))
 				continue;
-			np_stat_folio_moved(page_to_nid(migrate_pfn_to_page(args->src[j])),
-					    page_to_nid(migrate_pfn_to_page(args->dst[j])),
-					    0, 1);
-			m->a->nr_moved_folios++;
-			m->a->engines |= NUMAPLACE_ENGINE_BATCH;
+			np_batch_moved(m, b->seg_idx[s] + j, args->src[j],
+				       args->dst[j]);
 		}
 		migrate_vma_finalize(args);
 	}

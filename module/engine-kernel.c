@@ -16,6 +16,7 @@
 #include <linux/vmstat.h>
 
 #include "migrate.h"
+#include "copy.h"
 #include "ksyms.h"
 #include "stats.h"
 
@@ -74,8 +75,26 @@ bool np_engine_kernel_isolate(struct folio *folio, struct list_head *list)
  */
 #define NP_KERNEL_RECENT	1024
 
+/*
+ * With the batched engine, the destinations of a node's large folios are
+ * allocated before migrate_pages() runs, by the copy workers in parallel
+ * (module/copy.c): a new THP is zeroed by the allocator (init_on_alloc,
+ * Debian's default), most of its migration time in the guest (make
+ * bench-profile); migrate_pages() then takes them from the allocation
+ * callback, unmaps, copies and remaps. Folios it splits, retries and small
+ * folios are allocated on demand as before.
+ */
+struct np_prealloc {
+	struct np_mtc *mtc;
+	struct folio **src;
+	struct folio **dst;	/* NULL: none (node full) or taken */
+	unsigned int nr;
+	unsigned int cursor;	/* where the next lookup starts */
+};
+
 struct np_kernel_call {
 	struct np_mtc mtc;
+	struct np_prealloc *pre;
 	unsigned int folios;	/* destinations allocated, not put back */
 	unsigned int next;	/* next slot of @recent */
 	struct {
@@ -84,13 +103,36 @@ struct np_kernel_call {
 	} recent[NP_KERNEL_RECENT];
 };
 
+/* A preallocated destination for @src, or NULL. */
+static struct folio *np_prealloc_take(struct np_prealloc *p, struct folio *src)
+{
+	struct folio *dst;
+	unsigned int k, i;
+
+	if (!p || !folio_test_large(src))
+		return NULL;
+	/* migrate_pages() takes the list in order: the cursor hits first. */
+	for (k = 0; k < p->nr; k++) {
+		i = (p->cursor + k) % p->nr;
+		if (p->src[i] != src || !p->dst[i])
+			continue;
+		dst = p->dst[i];
+		p->dst[i] = NULL;
+		p->cursor = i + 1;
+		return dst;
+	}
+	return NULL;
+}
+
 static struct folio *np_kernel_alloc(struct folio *src, unsigned long private)
 {
 	struct np_kernel_call *c = (struct np_kernel_call *)private;
 	struct folio *dst;
 
-	dst = np_alloc_target_call(np_ksyms.alloc_migration_target, src,
-				   (unsigned long)&c->mtc);
+	dst = np_prealloc_take(c->pre, src);
+	if (!dst)
+		dst = np_alloc_target_call(np_ksyms.alloc_migration_target,
+					   src, (unsigned long)&c->mtc);
 	if (!dst)
 		return NULL;
 	np_stat_folio_moved(folio_nid(src), c->mtc.nid, folio_order(dst), 1);
@@ -121,6 +163,71 @@ static void np_kernel_put(struct folio *dst, unsigned long private)
 
 NP_MIGRATE_CALLBACKS(np_kernel_alloc, np_kernel_put)
 
+/* np_par_fn: destinations for preallocated entries [@from, @to). */
+static void np_prealloc_share(void *ctx, unsigned int share,
+			      unsigned int from, unsigned int to)
+{
+	struct np_prealloc *p = ctx;
+	unsigned int j;
+
+	for (j = from; j < to; j++) {
+		p->dst[j] = np_alloc_target_call(np_ksyms.alloc_migration_target,
+						 p->src[j],
+						 (unsigned long)p->mtc);
+		if (!p->dst[j])
+			break;	/* node full: the rest fail on demand */
+		cond_resched();
+	}
+}
+
+/* Allocate destinations for the large folios of @list in parallel. */
+static struct np_prealloc *np_prealloc_begin(struct np_kernel_call *c,
+					     struct list_head *list,
+					     unsigned int nr_listed)
+{
+	struct np_prealloc *p;
+	struct folio *folio;
+	unsigned int n = 0;
+
+	list_for_each_entry(folio, list, lru)
+		n += folio_test_large(folio) && !folio_test_hugetlb(folio);
+	if (!n)
+		return NULL;
+	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	if (!p)
+		return NULL;
+	p->src = kvmalloc_array(n, sizeof(*p->src), GFP_KERNEL);
+	p->dst = kvcalloc(n, sizeof(*p->dst), GFP_KERNEL);
+	if (!p->src || !p->dst) {
+		kvfree(p->dst);
+		kvfree(p->src);
+		kfree(p);
+		return NULL;	/* allocated on demand */
+	}
+	p->mtc = &c->mtc;
+	list_for_each_entry(folio, list, lru)
+		if (folio_test_large(folio) && !folio_test_hugetlb(folio))
+			p->src[p->nr++] = folio;
+	np_par_run(p->nr, np_par_workers(p->nr, c->mtc.nid, 1), c->mtc.nid,
+		   np_prealloc_share, p);
+	return p;
+}
+
+/* Free what migrate_pages() did not take (it never saw them). */
+static void np_prealloc_end(struct np_prealloc *p)
+{
+	unsigned int i;
+
+	if (!p)
+		return;
+	for (i = 0; i < p->nr; i++)
+		if (p->dst[i])
+			folio_put(p->dst[i]);
+	kvfree(p->dst);
+	kvfree(p->src);
+	kfree(p);
+}
+
 /* Migrate every node's list; what fails is put back, its error noted. */
 void np_engine_kernel_run(struct np_mig *m)
 {
@@ -148,10 +255,19 @@ void np_engine_kernel_run(struct np_mig *m)
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 9, 0)
 		c->mtc.reason = MR_SYSCALL;
 #endif
+		if (m->engines & NUMAPLACE_ENGINE_BATCH) {
+			u64 t1 = ktime_get_ns();
+
+			c->pre = np_prealloc_begin(c, &m->lists[nid],
+						   m->nr_listed[nid]);
+			np_stat_phase(NUMAPLACE_ENGINE_KERNEL,
+				      NUMAPLACE_PHASE_ALLOC, ktime_get_ns() - t1);
+		}
 		succeeded = 0;
 		ret = np_ksyms.migrate_pages(&m->lists[nid], np_kernel_alloc_cb,
 					     np_kernel_put_cb, (unsigned long)c,
 					     MIGRATE_SYNC, MR_SYSCALL, &succeeded);
+		np_prealloc_end(c->pre);
 		if (ret) {
 			np_ksyms.putback_movable_pages(&m->lists[nid]);
 			/* -ENOMEM: no room on the node; else busy or racing. */

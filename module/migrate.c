@@ -62,6 +62,10 @@ static int np_migrate_pick(const struct numaplace_migrate *a)
 
 	switch (a->flags & NP_MIGRATE_ENGINE_FLAGS) {
 	case 0:
+		if (engine == NUMAPLACE_CONFIG_ENGINE_BATCH &&
+		    (have & NUMAPLACE_ENGINE_BATCH))
+			return have & (NUMAPLACE_ENGINE_BATCH |
+				       NUMAPLACE_ENGINE_KERNEL);
 		if (engine != NUMAPLACE_CONFIG_ENGINE_AUTO &&
 		    (have & configured[engine]))
 			return configured[engine];
@@ -73,8 +77,9 @@ static int np_migrate_pick(const struct numaplace_migrate *a)
 		want = NUMAPLACE_ENGINE_VMA;
 		break;
 	case NUMAPLACE_MIGRATE_ENGINE_BATCH:
-		want = NUMAPLACE_ENGINE_BATCH;
-		break;
+		/* Its large folios and the rest go to the kernel engine. */
+		want = NUMAPLACE_ENGINE_BATCH | NUMAPLACE_ENGINE_KERNEL;
+		return have & NUMAPLACE_ENGINE_BATCH ? have & want : -EOPNOTSUPP;
 	default:
 		return -EINVAL;
 	}

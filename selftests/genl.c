@@ -360,6 +360,7 @@ struct gn_stats {
 	int last_node;
 	__u64 query_calls, query_pages, query_runs, migrate_calls;
 	__u64 bytes_copied;
+	__u64 dma_pages, dma_fallback;
 	__u64 fail[GN_ERRNOS];		/* pages by positive errno, 0: other */
 	__u64 phase_ns[GN_ENGINES][NUMAPLACE_PHASE_MAX];
 	struct gn_node node[GN_NODES];
@@ -447,6 +448,8 @@ static int gn_stats_cb(const struct nlmsghdr *nlh, void *data)
 		s->query_runs = gn_u64(m.tb[NUMAPLACE_A_STATS_QUERY_RUNS]);
 		s->migrate_calls = gn_u64(m.tb[NUMAPLACE_A_STATS_MIGRATE_CALLS]);
 		s->bytes_copied = gn_u64(m.tb[NUMAPLACE_A_STATS_BYTES_COPIED]);
+		s->dma_pages = gn_u64(m.tb[NUMAPLACE_A_STATS_DMA_PAGES]);
+		s->dma_fallback = gn_u64(m.tb[NUMAPLACE_A_STATS_DMA_FALLBACK]);
 		return MNL_CB_OK;
 	}
 	node = gn_u32(m.tb[NUMAPLACE_A_STATS_NODE]);
@@ -479,6 +482,7 @@ static int gn_stats(struct gn_sock *g, struct gn_stats *s)
 
 struct gn_config {
 	long engine, batch_pages;	/* -1: absent */
+	long copy_workers, dma;
 };
 
 static int gn_config_cb(const struct nlmsghdr *nlh, void *data)
@@ -491,6 +495,10 @@ static int gn_config_cb(const struct nlmsghdr *nlh, void *data)
 			c->engine = gn_u32(a);
 		else if (mnl_attr_get_type(a) == NUMAPLACE_A_CONFIG_BATCH_PAGES)
 			c->batch_pages = gn_u32(a);
+		else if (mnl_attr_get_type(a) == NUMAPLACE_A_CONFIG_COPY_WORKERS)
+			c->copy_workers = gn_u32(a);
+		else if (mnl_attr_get_type(a) == NUMAPLACE_A_CONFIG_DMA)
+			c->dma = gn_u32(a);
 	}
 	return MNL_CB_OK;
 }
@@ -500,7 +508,7 @@ static int gn_config_get(struct gn_sock *g, struct gn_config *c)
 	char req[256] __attribute__((aligned(8)));
 	struct nlmsghdr *nlh;
 
-	c->engine = c->batch_pages = -1;
+	c->engine = c->batch_pages = c->copy_workers = c->dma = -1;
 	nlh = gn_msg(g, req, g->family, NUMAPLACE_NL_CMD_CONFIG_GET, 0);
 	return gn_talk(g, nlh, gn_config_cb, c);
 }
@@ -517,6 +525,17 @@ static int gn_config_set(struct gn_sock *g, long long engine,
 		mnl_attr_put_u32(nlh, NUMAPLACE_A_CONFIG_ENGINE, engine);
 	if (batch_pages >= 0)
 		mnl_attr_put_u32(nlh, NUMAPLACE_A_CONFIG_BATCH_PAGES, batch_pages);
+	return gn_talk(g, nlh, NULL, NULL);
+}
+
+/* Set one u32 knob. 0 or -errno (g->msg: the kernel's extack message). */
+static int gn_config_set_u32(struct gn_sock *g, __u16 attr, __u32 val)
+{
+	static char req[256] __attribute__((aligned(8)));
+	struct nlmsghdr *nlh;
+
+	nlh = gn_msg(g, req, g->family, NUMAPLACE_NL_CMD_CONFIG_SET, 0);
+	mnl_attr_put_u32(nlh, attr, val);
 	return gn_talk(g, nlh, NULL, NULL);
 }
 
@@ -1323,6 +1342,69 @@ TEST_F_TIMEOUT(genl, config_roundtrip_engine, GN_TIMEOUT)
 					p, n * psz, !to, NULL, &m));
 		EXPECT_EQ(NUMAPLACE_ENGINE_KERNEL, m.engines);
 	}
+	munmap(p, n * psz);
+}
+
+/*
+ * The batched engine's copy knobs: every worker count and the DMA switch
+ * move every page with its data; without a DMA channel (the guest has
+ * none) every page of a DMA copy is counted as a CPU fallback, with one
+ * each is counted once; out-of-range values are refused and change
+ * nothing.
+ */
+TEST_F_TIMEOUT(genl, batch_workers_dma, GN_TIMEOUT)
+{
+	static const __u32 workers[] = { 1, 2, 8, 0 };
+	const size_t n = 1024;	/* 2 shares of at least NP_COPY_SHARE_MIN */
+	struct numaplace_migrate m;
+	struct gn_stats a, b;
+	struct gn_config c;
+	int to = 1, bad;
+	char *p;
+
+	GN_SKIPPED();
+	GN_NEED_TWO_NODES();
+	if (!(self->engines & NUMAPLACE_ENGINE_BATCH))
+		SKIP(return, "no batched engine");
+	p = gn_map(n * psz);
+	ASSERT_NE(NULL, p);
+	ASSERT_EQ(0, madvise(p, n * psz, MADV_NOHUGEPAGE));
+	ASSERT_EQ(0, gn_touch_on(p, 0, n, 0));
+	for (size_t w = 0; w < sizeof(workers) / sizeof(workers[0]); w++) {
+		for (__u32 dma = 0; dma <= 1; dma++) {
+			ASSERT_EQ(0, gn_config_set_u32(&self->g,
+					NUMAPLACE_A_CONFIG_COPY_WORKERS, workers[w]))
+				TH_LOG("%s", self->g.msg);
+			ASSERT_EQ(0, gn_config_set_u32(&self->g,
+					NUMAPLACE_A_CONFIG_DMA, dma));
+			ASSERT_EQ(0, gn_config_get(&self->g, &c));
+			EXPECT_EQ(workers[w], c.copy_workers);
+			EXPECT_EQ(dma, c.dma);
+			ASSERT_EQ(0, gn_stats(&self->g, &a));
+			ASSERT_EQ(0, gn_migrate(self->fd, 0,
+						NUMAPLACE_MIGRATE_ENGINE_BATCH,
+						p, n * psz, to, NULL, &m));
+			ASSERT_EQ(0, gn_stats(&self->g, &b));
+			EXPECT_EQ(n, m.nr_moved_pages)
+				TH_LOG("workers %u dma %u", workers[w], dma);
+			EXPECT_EQ(NUMAPLACE_ENGINE_BATCH, m.engines);
+			bad = 0;
+			for (size_t i = 0; i < n; i++)
+				for (size_t k = 0; k < psz; k += 512)
+					bad += p[i * psz + k] != 1 + (int)(i % 251);
+			EXPECT_EQ(0, bad) TH_LOG("workers %u dma %u", workers[w], dma);
+			EXPECT_EQ(dma ? n : 0, (b.dma_pages - a.dma_pages) +
+					       (b.dma_fallback - a.dma_fallback));
+			to = !to;
+		}
+	}
+	/* Out of range: refused with the attribute named, nothing changed. */
+	EXPECT_NE(0, gn_config_set_u32(&self->g, NUMAPLACE_A_CONFIG_COPY_WORKERS, 9));
+	EXPECT_NE(0, gn_config_set_u32(&self->g, NUMAPLACE_A_CONFIG_DMA, 2));
+	ASSERT_EQ(0, gn_config_get(&self->g, &c));
+	EXPECT_EQ(0, c.copy_workers);
+	EXPECT_EQ(1, c.dma);
+	EXPECT_EQ(0, gn_config_set_u32(&self->g, NUMAPLACE_A_CONFIG_DMA, 0));
 	munmap(p, n * psz);
 }
 

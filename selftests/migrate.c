@@ -905,8 +905,10 @@ FIXTURE_SETUP(mig)
 		     (unsigned long long)self->info.features);
 	self->eflags = variant->flags;
 	self->allowed = np_engines_allowed(&self->info, variant->flags);
+	/* The batched engine hands what it does not move to the kernel's. */
 	self->vma_only = variant->flags == NUMAPLACE_MIGRATE_ENGINE_VMA ||
-			 variant->flags == NUMAPLACE_MIGRATE_ENGINE_BATCH;
+			 (variant->flags == NUMAPLACE_MIGRATE_ENGINE_BATCH &&
+			  !(self->info.features & NUMAPLACE_FEAT_MIGRATE_KERNEL));
 }
 
 static void np_hp_restore(long *orig)
@@ -1131,7 +1133,7 @@ static void np_compare(struct __test_metadata *_metadata, struct np_ctx *c,
 	sb.old = !c->new_kernel && (k->flags & NUMAPLACE_MIGRATE_AS_SYSCALL);
 	sb.avail = k->avail;
 	sb.vma_only = k->vma_only ||
-		      (!(k->flags & NP_MIG_ENGINE_FLAGS) &&
+		      (!(k->flags & NUMAPLACE_MIGRATE_ENGINE_KERNEL) &&
 		       !(k->avail & NUMAPLACE_ENGINE_KERNEL));
 	sb.kernel_only = !!(k->flags & NUMAPLACE_MIGRATE_ENGINE_KERNEL);
 	sb.vma_engine = np_vma_engine(k->flags, k->avail);

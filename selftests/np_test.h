@@ -1308,8 +1308,9 @@ static inline __u32 np_engines_allowed(const struct numaplace_info *info,
 		e |= NUMAPLACE_ENGINE_KERNEL;
 	if (flags & NUMAPLACE_MIGRATE_ENGINE_VMA)
 		e |= NUMAPLACE_ENGINE_VMA;
+	/* The batched engine hands what it does not move to the kernel's. */
 	if (flags & NUMAPLACE_MIGRATE_ENGINE_BATCH)
-		e |= NUMAPLACE_ENGINE_BATCH;
+		e |= NUMAPLACE_ENGINE_BATCH | NUMAPLACE_ENGINE_KERNEL;
 	return e & np_engines_available(info);
 }
 
