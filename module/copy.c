@@ -74,8 +74,8 @@ static void np_par_work(struct work_struct *work)
 
 /*
  * Run @fn over [0, @nr) in @workers contiguous shares: the caller takes the
- * first, kernel workers queued on node @nid the others; returns when all
- * are done. @fn sleeps as it needs (the caller holds no spinlock).
+ * first, kernel workers queued on node @nid (NUMA_NO_NODE: any CPU) the
+ * others; returns when all are done. @fn may sleep.
  */
 void np_par_run(unsigned int nr, unsigned int workers, int nid, np_par_fn fn,
 		void *ctx)
@@ -84,15 +84,16 @@ void np_par_run(unsigned int nr, unsigned int workers, int nid, np_par_fn fn,
 	unsigned int w = clamp(workers, 1U, (unsigned int)NP_COPY_WORKERS_MAX);
 	unsigned int i, per = DIV_ROUND_UP(nr, w);
 
-	if (nid == NUMA_NO_NODE)
-		nid = numa_mem_id();
 	for (i = 1; i < w; i++) {
 		shares[i] = (struct np_par_share) {
 			.fn = fn, .ctx = ctx, .share = i,
 			.from = min(i * per, nr), .to = min((i + 1) * per, nr),
 		};
 		INIT_WORK_ONSTACK(&shares[i].work, np_par_work);
-		queue_work_node(nid, np_copy_wq, &shares[i].work);
+		if (nid == NUMA_NO_NODE)
+			queue_work(np_copy_wq, &shares[i].work);
+		else
+			queue_work_node(nid, np_copy_wq, &shares[i].work);
 	}
 	fn(ctx, 0, 0, min(per, nr));
 	for (i = 1; i < w; i++) {

@@ -62,6 +62,8 @@ typedef void (*np_par_fn)(void *ctx, unsigned int share, unsigned int from,
 			  unsigned int to);
 
 int np_copy_init(void);
+void np_copy_limit_init(void);
+void np_copy_limit_exit(void);
 unsigned int np_par_workers(unsigned int nr, int nid, unsigned int min_share);
 void np_par_run(unsigned int nr, unsigned int workers, int nid, np_par_fn fn,
 		void *ctx);

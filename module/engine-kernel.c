@@ -236,6 +236,10 @@ void np_engine_kernel_run(struct np_mig *m)
 	unsigned int succeeded;
 	int nid, ret;
 
+	for (nid = 0; nid < nr_node_ids && !m->nr_listed[nid]; nid++)
+		;
+	if (nid == nr_node_ids)
+		return;		/* nothing isolated this round */
 	c = kzalloc(sizeof(*c), GFP_KERNEL);
 	for (nid = 0; nid < nr_node_ids; nid++) {
 		if (!m->nr_listed[nid])

@@ -32,6 +32,7 @@ static int __init np_init(void)
 	ret = np_dev_init();
 	if (ret)
 		goto exit_genl;
+	np_copy_limit_init();
 	pr_info(NP_NAME ": loaded, ABI %u, features %#llx\n",
 		NUMAPLACE_ABI_VERSION, np_features());
 	return 0;
@@ -50,6 +51,7 @@ exit_nodemap:
 static void __exit np_exit(void)
 {
 	np_dev_exit();
+	np_copy_limit_exit();
 	np_genl_exit();
 	np_copy_exit();
 	np_stats_exit();

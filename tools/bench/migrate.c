@@ -77,6 +77,8 @@ enum np_method_id {
 	NP_M_KERNEL,
 	NP_M_VMA,
 	NP_M_BATCH,
+	NP_M_BATCH1,
+	NP_M_BATCH2,
 	NP_NR_METHODS,
 };
 
@@ -189,6 +191,27 @@ static int np_m_migrate(struct np_bench *b, int m)
 	return numaplace_migrate(r);
 }
 
+/*
+ * The batched engine with a given number of copy workers: the knob is
+ * module-wide (netlink CONFIG_SET, through the numaplace CLI), set before
+ * each run and put back to auto at the end.
+ */
+static int np_set_workers(int n)
+{
+	char cmd[96];
+
+	snprintf(cmd, sizeof(cmd),
+		 "numaplace config copy_workers=%d >/dev/null 2>&1", n);
+	return system(cmd) == 0 ? 0 : -EOPNOTSUPP;
+}
+
+static int np_m_batch_workers(struct np_bench *b, int m)
+{
+	int ret = np_set_workers(m == NP_M_BATCH1 ? 1 : 2);
+
+	return ret ?: np_m_migrate(b, m);
+}
+
 static const struct np_method np_methods[NP_NR_METHODS] = {
 	[NP_M_MEMCPY] = { "memcpy 256 MiB (user space)", np_m_memcpy, 0, 0, 0 },
 	[NP_M_MOVE_PAGES] = { "move_pages(2), nodes[]", np_m_move_pages, 0, 0, 1 },
@@ -203,7 +226,36 @@ static const struct np_method np_methods[NP_NR_METHODS] = {
 	[NP_M_BATCH] = { "numaplace engine batch", np_m_migrate,
 			 NUMAPLACE_MIGRATE_ENGINE_BATCH,
 			 NUMAPLACE_FEAT_MIGRATE_BATCH, 1 },
+	[NP_M_BATCH1] = { "numaplace batch, 1 worker",
+			  np_m_batch_workers, NUMAPLACE_MIGRATE_ENGINE_BATCH,
+			  NUMAPLACE_FEAT_MIGRATE_BATCH, 1 },
+	[NP_M_BATCH2] = { "numaplace batch, 2 workers",
+			  np_m_batch_workers, NUMAPLACE_MIGRATE_ENGINE_BATCH,
+			  NUMAPLACE_FEAT_MIGRATE_BATCH, 1 },
 };
+
+#define NP_COPY_LIMIT	"/sys/kernel/debug/numaplace/copy_limit"
+
+/*
+ * The ceiling: the guest kernel copying 256 MiB with every online CPU
+ * (the module's debugfs copy_limit), GB/s; -1 when it cannot be read.
+ */
+static double np_copy_limit(unsigned int *cpus)
+{
+	unsigned long long bytes, ns;
+	double gbps = -1;
+	FILE *f;
+
+	if (access(NP_COPY_LIMIT, R_OK))
+		(void)system("mount -t debugfs none /sys/kernel/debug 2>/dev/null");
+	f = fopen(NP_COPY_LIMIT, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%llu %llu %u", &bytes, &ns, cpus) == 3 && ns)
+		gbps = (double)bytes / ns;
+	fclose(f);
+	return gbps;
+}
 
 /* The module can run method @m ("~0": any migration engine will do). */
 static int np_method_available(int m)
@@ -820,7 +872,35 @@ int main(int argc, char **argv)
 		}
 	}
 	np_balancing_restore(balancing);
+	if (np_method_available(NP_M_BATCH1) || np_method_available(NP_M_BATCH2))
+		np_set_workers(0);
 	np_print_table(res);
+	if (np_migrate_features && !np_only_method && !np_only_variant) {
+		unsigned int cpus = 0;
+		double lim = np_copy_limit(&cpus), best;
+
+		/* Best of 3, like the methods. */
+		for (v = 1; v < 3 && lim > 0; v++) {
+			best = np_copy_limit(&cpus);
+			lim = best > lim ? best : lim;
+		}
+		if (lim > 0) {
+			printf("%-32s %9.3f GB/s (%u CPUs, copy_highpage, best of 3)\n",
+			       "kernel copy limit", lim, cpus);
+			printf("%-32s", "MIGRATE / kernel copy limit");
+			for (v = 0; v < NP_NR_VARIANTS; v++) {
+				double num = np_gbps(&res[v], NP_M_MIGRATE);
+
+				if (num < 0)
+					printf(" %9s ", "-");
+				else
+					printf(" %9.0f%%", 100 * num / lim);
+			}
+			printf("\n");
+		} else {
+			printf("kernel copy limit: %s unreadable\n", NP_COPY_LIMIT);
+		}
+	}
 	printf("\nelapsed: %.0f s\n", (np_now_ms() - t0) / 1e3);
 	for (v = 0; v < NP_NR_VARIANTS; v++)
 		for (m = 0; m < NP_NR_METHODS; m++)
