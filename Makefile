@@ -113,6 +113,7 @@ $(KSFT)/kselftest_harness.h:
 
 # Tests that speak netlink read it with libmnl, as the CLI does.
 $(BUILD)/selftests/genl: TEST_LIBS = $(shell pkg-config --libs libmnl 2>/dev/null)
+$(BUILD)/selftests/watch: TEST_LIBS = $(shell pkg-config --libs libmnl 2>/dev/null)
 
 $(BUILD)/selftests/%: selftests/%.c selftests/np_test.h $(KSFT)/kselftest_harness.h $(BUILD)/lib/libnumaplace.so
 	@mkdir -p $(@D)

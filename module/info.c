@@ -20,6 +20,8 @@ u64 np_features(void)
 		features |= NUMAPLACE_FEAT_MIGRATE_KERNEL;
 	if (engines & NUMAPLACE_ENGINE_VMA)
 		features |= NUMAPLACE_FEAT_MIGRATE_VMA;
+	if (np_watch_supported())
+		features |= NUMAPLACE_FEAT_WATCH;
 	return features;
 }
 
