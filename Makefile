@@ -120,7 +120,7 @@ $(BUILD)/selftests/%: selftests/%.c selftests/np_test.h $(KSFT)/kselftest_harnes
 	$(CC) $(TEST_CFLAGS) -o $@ $< -L$(BUILD)/lib -lnumaplace -lpthread $(TEST_LIBS)
 
 # The benchmarks run in the guest (tools/vm/run copies $(BUILD)/bench/*).
-$(BUILD)/bench/%: tools/bench/%.c tools/lib/numaplace.h uapi/linux/numaplace.h $(BUILD)/lib/libnumaplace.so
+$(BUILD)/bench/%: tools/bench/%.c tools/bench/watches.h tools/lib/numaplace.h uapi/linux/numaplace.h $(BUILD)/lib/libnumaplace.so
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< -L$(BUILD)/lib -lnumaplace
 

@@ -284,7 +284,7 @@ static int np_genl_watch_node(struct sk_buff *skb, const struct np_watch_rec *r,
 }
 
 static int np_genl_watch_fill(struct sk_buff *skb, const struct np_watch_rec *r,
-			      pid_t pid, u64 cookie)
+			      pid_t pid, u64 cookie, u64 id)
 {
 	unsigned int nid;
 	void *hdr;
@@ -293,6 +293,7 @@ static int np_genl_watch_fill(struct sk_buff *skb, const struct np_watch_rec *r,
 	if (!hdr)
 		return -EMSGSIZE;
 	if (nla_put_u32(skb, NUMAPLACE_A_WATCH_PID, pid) ||
+	    np_put_u64(skb, NUMAPLACE_A_WATCH_ID, id, NUMAPLACE_A_WATCH_PAD) ||
 	    np_put_u64(skb, NUMAPLACE_A_WATCH_COOKIE, cookie,
 		       NUMAPLACE_A_WATCH_PAD) ||
 	    np_put_u64(skb, NUMAPLACE_A_WATCH_SEQ, r->seq, NUMAPLACE_A_WATCH_PAD) ||
@@ -315,7 +316,8 @@ cancel:
 }
 
 /* One WATCH event per watch record (before any fd queue limit). */
-void np_genl_watch(const struct np_watch_rec *r, pid_t pid, u64 cookie)
+void np_genl_watch(const struct np_watch_rec *r, pid_t pid, u64 cookie,
+		   u64 id)
 {
 	struct sk_buff *msg;
 
@@ -325,7 +327,7 @@ void np_genl_watch(const struct np_watch_rec *r, pid_t pid, u64 cookie)
 	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (!msg)
 		return;
-	if (np_genl_watch_fill(msg, r, pid, cookie)) {
+	if (np_genl_watch_fill(msg, r, pid, cookie, id)) {
 		nlmsg_free(msg);
 		return;
 	}

@@ -61,6 +61,9 @@
 #define NP_WATCH_SETTLE_PASSES	8
 /* Pages walked per mmap-lock hold: as QUERY (under a millisecond). */
 #define NP_WATCH_BATCH_PAGES	(64UL * 1024)
+/* Watches made since the module was loaded: each one's id for netlink. */
+static atomic64_t np_watch_ids = ATOMIC64_INIT(0);
+
 /* The per-page state of a page with no node (absent, swap, no VMA). */
 #define NP_WATCH_UNPLACED	U16_MAX
 
@@ -78,6 +81,7 @@
  * @end: end of the range
  * @cookie: the caller's, in every record
  * @pid: the watched process for netlink events (the caller's view)
+ * @id: the watch's number in netlink events (np_watch_ids)
  * @nr_nodes: nr_node_ids when the watch began
  * @walk_mutex: serialises the walks (worker and the initial scan) and
  *	protects the fields up to @lock
@@ -110,6 +114,7 @@ struct np_watch {
 	unsigned long end;
 	u64 cookie;
 	pid_t pid;
+	u64 id;
 	unsigned int nr_nodes;
 
 	struct mutex walk_mutex;
@@ -308,7 +313,7 @@ static void np_watch_push(struct np_watch *w, struct np_watch_rec *r)
 	spin_lock(&w->lock);
 	r->seq = ++w->seq;
 	spin_unlock(&w->lock);
-	np_genl_watch(r, w->pid, w->cookie);
+	np_genl_watch(r, w->pid, w->cookie, w->id);
 
 	spin_lock(&w->lock);
 	o = w->overflow;
@@ -368,7 +373,7 @@ static void np_watch_finish(struct np_watch *w)
 	spin_lock(&w->lock);
 	r->seq = ++w->seq;
 	spin_unlock(&w->lock);
-	np_genl_watch(r, w->pid, w->cookie);
+	np_genl_watch(r, w->pid, w->cookie, w->id);
 	spin_lock(&w->lock);
 	list_add_tail(&r->link, &w->queue);
 	w->nr_queued++;
@@ -777,6 +782,7 @@ int np_watch(void *arg)
 	if (!w)
 		goto put_target;
 	w->cookie = a->cookie;
+	w->id = atomic64_inc_return(&np_watch_ids);
 	w->pid = a->pid ?: task_tgid_vnr(current);
 	ret = np_watch_start(w);
 	if (ret)

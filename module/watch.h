@@ -33,6 +33,7 @@ struct np_watch_rec {
 };
 
 /* module/genl.c: a WATCH event, only when someone listens */
-void np_genl_watch(const struct np_watch_rec *r, pid_t pid, u64 cookie);
+void np_genl_watch(const struct np_watch_rec *r, pid_t pid, u64 cookie,
+		   u64 id);
 
 #endif /* _NUMAPLACE_WATCH_H */

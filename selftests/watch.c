@@ -17,6 +17,7 @@
  *  - cycles: 1,000 watch/close with no slab growth, refcount back, and a
  *    watch fd holds the module;
  *  - netlink: the WATCH event on the "events" group carries the record;
+ *  - permission: another user's process cannot be watched, one's own can;
  *  - bad_input: flags, reserved, sizes, ranges, pids, read sizes.
  */
 #include <poll.h>
@@ -763,7 +764,7 @@ static int wt_nl_open(struct wt_nl *nl)
 }
 
 struct wt_event {
-	__u64 cookie, seq, start, len, changed;
+	__u64 cookie, seq, start, len, changed, id;
 	long pid, reason;
 	__u64 after[NUMAPLACE_WATCH_NODES];
 	int found;
@@ -781,6 +782,9 @@ static int wt_event_cb(const struct nlmsghdr *nlh, void *data)
 		switch (mnl_attr_get_type(a)) {
 		case NUMAPLACE_A_WATCH_PID:
 			e.pid = mnl_attr_get_u32(a);
+			break;
+		case NUMAPLACE_A_WATCH_ID:
+			e.id = mnl_attr_get_u64(a);
 			break;
 		case NUMAPLACE_A_WATCH_COOKIE:
 			e.cookie = mnl_attr_get_u64(a);
@@ -841,12 +845,49 @@ TEST_F_TIMEOUT(watch, netlink, 120)
 	ASSERT_GT(ev.found, 0);
 	EXPECT_EQ(WT_PAGES, ev.after[1]);
 	EXPECT_EQ(NUMAPLACE_WATCH_MIGRATED, ev.reason);
+	EXPECT_NE(0, ev.id);
 	/* The fd has the same records, numbered the same. */
 	EXPECT_EQ(0, wt_follow(_metadata, wfd, &s, NULL, 200));
 	EXPECT_EQ(ev.seq, s.seq);
 	EXPECT_EQ(WT_PAGES, s.totals[1]);
 	close(wfd);
 	mnl_socket_close(nl.sk);
+}
+
+/* An unprivileged process may watch itself, not another user's process. */
+TEST_F_TIMEOUT(watch, permission, 60)
+{
+	pid_t parent = getpid(), pid;
+	int st;
+
+	WT_SKIPPED();
+	if (geteuid())
+		SKIP(return, "needs root to switch users");
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		char *own = mmap(NULL, psz, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		int dev, fd, code = 0;
+
+		if (own == MAP_FAILED || setgid(65534) || setuid(65534))
+			_exit(10);
+		own[0] = 1;
+		dev = np_open();
+		if (dev < 0)
+			_exit(11);
+		if (wt_watch(dev, parent, self->buf, self->len, 1, 0, NULL, 0) !=
+		    -EPERM)
+			code |= 1;
+		fd = wt_watch(dev, 0, own, psz, 1, 0, NULL, 0);
+		if (fd < 0)
+			code |= 2;
+		_exit(code);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WEXITSTATUS(st))
+		TH_LOG("1: another user's process was watched, 2: own refused, 10+: setup");
 }
 
 TEST_F_TIMEOUT(watch, bad_input, 60)

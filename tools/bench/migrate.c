@@ -29,6 +29,7 @@
 #include <linux/mempolicy.h>
 
 #include "numaplace.h"
+#include "watches.h"
 
 /* The size of a pinned RDMA / KV-cache buffer. */
 #define NP_BUF_SIZE	(256UL << 20)
@@ -759,9 +760,18 @@ int main(int argc, char **argv)
 	int err, failed = 0, v, m;
 	double t0 = np_now_ms();
 
+	int watches = 0, a;
+
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (argc == 3 && !strcmp(argv[1], "--rounds"))
-		np_rounds = atoi(argv[2]) > 0 ? atoi(argv[2]) : NP_ROUNDS;
+	for (a = 1; a < argc; a++) {
+		if (!strcmp(argv[a], "--rounds") && a + 1 < argc) {
+			a++;
+			np_rounds = atoi(argv[a]) > 0 ? atoi(argv[a]) : NP_ROUNDS;
+		} else if (np_bench_watches_arg(argc, argv, &a, &watches) != 1) {
+			fprintf(stderr, "usage: migrate [--rounds N] [--watches N]\n");
+			return 2;
+		}
+	}
 	uname(&uts);
 	err = numaplace_info(&info);
 	if (!err && info.abi_version == NUMAPLACE_ABI_VERSION &&
@@ -785,6 +795,10 @@ int main(int argc, char **argv)
 	err = np_balancing_off(balancing, sizeof(balancing));
 	printf("numa_balancing: %s\n", err ? strerror(-err) :
 	       "0 for the run");
+	if (np_bench_watches_open(watches)) {
+		np_balancing_restore(balancing);
+		return 1;
+	}
 
 	for (v = 0; v < NP_NR_VARIANTS; v++) {
 		if (np_bench_variant(v, &res[v])) {

@@ -466,6 +466,7 @@ enum {
 	NUMAPLACE_A_WATCH_REASON,	/* u32: enum numaplace_watch_reason */
 	NUMAPLACE_A_WATCH_CHANGED,	/* u64: pages changed (OVERFLOW: records) */
 	NUMAPLACE_A_WATCH_NODE,		/* nest, multi: NUMAPLACE_A_WNODE_* */
+	NUMAPLACE_A_WATCH_ID,		/* u64: the watch, unique while loaded */
 
 	__NUMAPLACE_A_WATCH_MAX,
 	NUMAPLACE_A_WATCH_MAX = __NUMAPLACE_A_WATCH_MAX - 1
