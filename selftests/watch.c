@@ -14,6 +14,8 @@
  *  - overflow: a reader that does not read gets one OVERFLOW record,
  *    while a second watch paces the changes;
  *  - many_ranges: 64 watches on one buffer's pieces and one on all of it;
+ *  - thp: a PMD-mapped THP buffer moved by numaplace;
+ *  - cli: `numaplace watch --json` prints the start and the move;
  *  - cycles: 1,000 watch/close with no slab growth, refcount back, and a
  *    watch fd holds the module;
  *  - netlink: the WATCH event on the "events" group carries the record;
@@ -607,6 +609,76 @@ TEST_F_TIMEOUT(watch, many_ranges, 120)
 	}
 	for (i = 0; i <= WT_RANGES; i++)
 		close(wfd[i]);
+}
+
+#define WT_PMD_SIZE	(2UL << 20)	/* x86-64 THP */
+
+/* A PMD-mapped THP moves: the totals follow, 512 pages at a time. */
+TEST_F_TIMEOUT(watch, thp, 120)
+{
+	unsigned int nr = self->info.nr_node_ids;
+	size_t len = 2 * WT_PMD_SIZE;
+	__u64 want[NUMAPLACE_WATCH_NODES + 1];
+	struct numaplace_migrate m;
+	struct wt_stream s;
+	char *map, *thp;
+	int wfd;
+
+	WT_SKIPPED();
+	map = mmap(NULL, len + WT_PMD_SIZE, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	thp = (char *)(((uintptr_t)map + WT_PMD_SIZE - 1) & ~(WT_PMD_SIZE - 1));
+	if (madvise(thp, len, MADV_HUGEPAGE))
+		TH_LOG("MADV_HUGEPAGE: %s (4 KiB pages then)", strerror(errno));
+	np_mempolicy(2 /* MPOL_BIND */, 0);
+	memset(thp, 0x3c, len);
+	np_mempolicy(0 /* MPOL_DEFAULT */, -1);
+	wfd = wt_open(self->fd, 0, thp, len, 8, 0, nr, &s);
+	ASSERT_GE(wfd, 0);
+	ASSERT_EQ(len / psz, s.totals[0]);
+	ASSERT_EQ(0, np_migrate_node(self->fd, 0, 0, (uintptr_t)thp, len, 1,
+				     NULL, &m));
+	ASSERT_EQ(0, wt_query(self->fd, 0, thp, len, nr, want));
+	EXPECT_EQ(0, wt_follow(_metadata, wfd, &s, want, WT_WAIT_MS));
+	if (!wt_at(&s, want))
+		wt_dump(_metadata, "THP to 1", &s, want);
+	ASSERT_TRUE(wt_at(&s, want));
+	EXPECT_EQ(NUMAPLACE_WATCH_MIGRATED, s.last.reason);
+	EXPECT_EQ(len / psz, s.totals[1]);
+	close(wfd);
+	munmap(map, len + WT_PMD_SIZE);
+}
+
+/* `numaplace watch --json --count 2`: the start line, then the move. */
+TEST_F_TIMEOUT(watch, cli, 120)
+{
+	char cmd[256], line[4096], want[128];
+	struct numaplace_migrate m;
+	FILE *out;
+
+	WT_SKIPPED();
+	if (access("/usr/bin/numaplace", X_OK))
+		SKIP(return, "no /usr/bin/numaplace");
+	ASSERT_EQ(0, wt_move_pages(self->buf, WT_PAGES, 0));
+	snprintf(cmd, sizeof(cmd),
+		 "exec /usr/bin/numaplace watch -p %d %lx+%zx --json --count 1",
+		 getpid(), (unsigned long)(uintptr_t)self->buf, self->len);
+	out = popen(cmd, "r");
+	ASSERT_NE(NULL, out);
+	ASSERT_NE(NULL, fgets(line, sizeof(line), out));
+	EXPECT_NE(NULL, strstr(line, "\"reason\":\"start\""));
+	snprintf(want, sizeof(want), "{\"node\":0,\"before\":%d,\"after\":%d}",
+		 WT_PAGES, WT_PAGES);
+	EXPECT_NE(NULL, strstr(line, want)) TH_LOG("%s", line);
+	ASSERT_EQ(0, np_migrate_node(self->fd, 0, 0, (uintptr_t)self->buf,
+				     self->len, 1, NULL, &m));
+	ASSERT_NE(NULL, fgets(line, sizeof(line), out));
+	EXPECT_NE(NULL, strstr(line, "\"reason\":\"migrated\"")) TH_LOG("%s", line);
+	snprintf(want, sizeof(want), "{\"node\":1,\"before\":0,\"after\":%d}",
+		 WT_PAGES);
+	EXPECT_NE(NULL, strstr(line, want)) TH_LOG("%s", line);
+	EXPECT_EQ(0, pclose(out));
 }
 
 static long wt_meminfo_kb(const char *key)
