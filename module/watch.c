@@ -354,7 +354,6 @@ static void np_watch_report(struct np_watch *w)
 		r->reason = NUMAPLACE_WATCH_MAPPED;
 	w->pending = NULL;
 	w->saw = 0;
-	w->unsettled = 0;
 	np_watch_push(w, r);
 }
 
@@ -453,6 +452,7 @@ static void np_watch_pass(struct np_watch *w, unsigned long start,
 			np_watch_again(w, start, end);
 		return;
 	}
+	w->unsettled = 0;
 	np_watch_report(w);
 }
 
@@ -725,6 +725,9 @@ static int np_watch_start(struct np_watch *w)
 		return ret;
 	}
 	ret = np_watch_scan(w, w->start, w->end);
+	/* Pages under migration count as unplaced until a pass sees them. */
+	if (!ret && w->busy_start != w->busy_end)
+		np_watch_again(w, w->busy_start, w->busy_end);
 	mutex_unlock(&w->walk_mutex);
 	if (ret == -ENOENT)
 		ret = -EFAULT;		/* nothing mapped there to watch */
