@@ -16,22 +16,17 @@
  *    the part is walked again after the debounce. A record is held back
  *    while the range keeps changing under the walk (read_retry), at most
  *    NP_WATCH_SETTLE_PASSES passes.
- *  - Records queue on the fd, at most NP_WATCH_QUEUE_MAX; the next change
- *    becomes an OVERFLOW record that absorbs every change until it is read.
+ *  - Records queue on the fd (watch-file.c: the queue, OVERFLOW, read,
+ *    poll, release).
  *  - The watch ends with a GONE record when the mm is released (exit, exec)
  *    or no VMA is left in the range; read() then returns 0.
- *  - The file holds the module (fops.owner): rmmod fails while a watch fd
- *    exists. release() removes the notifier (after which no callback runs),
+ *  - np_watch_stop() removes the notifier (after which no callback runs),
  *    then cancels the worker synchronously.
  * Locks: walk_mutex (worker, initial scan) -> mmap_lock (walk). @lock is a
  * leaf, taken by the callback, the worker, read() and poll().
  */
-#include <linux/anon_inodes.h>
-#include <linux/file.h>
-#include <linux/fs.h>
 #include <linux/mm.h>
 #include <linux/mmu_notifier.h>
-#include <linux/poll.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
@@ -46,11 +41,6 @@
  * at most 8 MiB (16 GiB of 4 KiB pages).
  */
 #define NP_WATCH_MAX_PAGES	(1UL << 22)
-/*
- * Records waiting to be read, per watch (about 140 KiB with 2 nodes): a
- * reader that falls further behind gets one OVERFLOW record instead.
- */
-#define NP_WATCH_QUEUE_MAX	128
 /*
  * From the first invalidation to the walk: a migration invalidates folio
  * by folio, so one record describes a whole call's worth rather than one
@@ -71,76 +61,6 @@ static atomic64_t np_watch_ids = ATOMIC64_INIT(0);
 #define NP_WATCH_SAW_MOVE	BIT(0)	/* node -> other node */
 #define NP_WATCH_SAW_LOSS	BIT(1)	/* node -> none */
 #define NP_WATCH_SAW_GAIN	BIT(2)	/* none -> node */
-
-/**
- * struct np_watch - one watch, the file's private data
- * @notifier: on [@start, @end) of @mm
- * @mm: the watched mm, mmgrab()bed (never an mm_users reference: that
- *	would keep the process's memory alive after it exits)
- * @start: first watched address
- * @end: end of the range
- * @cookie: the caller's, in every record
- * @pid: the watched process for netlink events (the caller's view)
- * @id: the watch's number in netlink events (np_watch_ids)
- * @nr_nodes: nr_node_ids when the watch began
- * @walk_mutex: serialises the walks (worker and the initial scan) and
- *	protects the fields up to @lock
- * @work: the worker
- * @walk: the walker; its consumer is np_watch_emit()
- * @nodes: per page of the range, its node or NP_WATCH_UNPLACED
- * @totals: pages per node, then the unplaced pages (@nr_nodes + 1)
- * @pending: the record being built: changes not reported yet (or NULL)
- * @saw: NP_WATCH_SAW_* of @pending
- * @unsettled: passes @pending was held back
- * @busy_start: first page under migration seen by this pass
- * @busy_end: end of the last one (== @busy_start: none)
- * @gone_rec: the final record, allocated up front so it cannot fail
- * @lock: protects the fields below
- * @dirty_start: start of the part to walk again
- * @dirty_end: its end (== @dirty_start: nothing to walk)
- * @released: the mm was released (its last user exited or exec'd)
- * @unmapped: an unmap covered the whole range
- * @gone: the GONE record is queued: nothing else will be
- * @queue: records not read yet, oldest first
- * @nr_queued: records in @queue
- * @overflow: the OVERFLOW record at the tail of @queue, while unread
- * @seq: the last change's number
- * @wq: readers and pollers
- */
-struct np_watch {
-	struct mmu_interval_notifier notifier;
-	struct mm_struct *mm;
-	unsigned long start;
-	unsigned long end;
-	u64 cookie;
-	pid_t pid;
-	u64 id;
-	unsigned int nr_nodes;
-
-	struct mutex walk_mutex;
-	struct delayed_work work;
-	struct np_walk walk;
-	u16 *nodes;
-	u64 *totals;
-	struct np_watch_rec *pending;
-	unsigned int saw;
-	unsigned int unsettled;
-	unsigned long busy_start;
-	unsigned long busy_end;
-	struct np_watch_rec *gone_rec;
-
-	spinlock_t lock;
-	unsigned long dirty_start;
-	unsigned long dirty_end;
-	bool released;
-	bool unmapped;
-	bool gone;
-	struct list_head queue;
-	unsigned int nr_queued;
-	struct np_watch_rec *overflow;
-	u64 seq;
-	wait_queue_head_t wq;
-};
 
 static void np_watch_queue_work(struct np_watch *w)
 {
@@ -301,43 +221,6 @@ static int np_watch_scan(struct np_watch *w, unsigned long start,
 	return 0;
 }
 
-/*
- * Queue @r, or fold it into the OVERFLOW record when the queue is full.
- * @r is a change (not GONE): it gets the next number.
- */
-static void np_watch_push(struct np_watch *w, struct np_watch_rec *r)
-{
-	struct np_watch_rec *o;
-	size_t len = (w->nr_nodes + 1) * sizeof(u64);
-
-	spin_lock(&w->lock);
-	r->seq = ++w->seq;
-	spin_unlock(&w->lock);
-	np_genl_watch(r, w->pid, w->cookie, w->id);
-
-	spin_lock(&w->lock);
-	o = w->overflow;
-	if (o) {
-		o->seq = r->seq;
-		o->start = min(o->start, r->start);
-		o->end = max(o->end, r->end);
-		o->nr_changed++;
-		memcpy(o->after, r->after, len);
-	} else if (w->nr_queued >= NP_WATCH_QUEUE_MAX) {
-		r->reason = NUMAPLACE_WATCH_OVERFLOW;
-		r->nr_changed = 1;
-		w->overflow = r;
-	}
-	if (!o) {
-		list_add_tail(&r->link, &w->queue);
-		w->nr_queued++;
-	}
-	spin_unlock(&w->lock);
-	if (o)
-		kfree(r);
-	wake_up_interruptible_poll(&w->wq, EPOLLIN | EPOLLRDNORM);
-}
-
 /* Report the pending record if it holds changes. Under walk_mutex. */
 static void np_watch_report(struct np_watch *w)
 {
@@ -369,16 +252,7 @@ static void np_watch_finish(struct np_watch *w)
 	r->reason = NUMAPLACE_WATCH_GONE;
 	w->gone_rec = NULL;
 
-	spin_lock(&w->lock);
-	r->seq = ++w->seq;
-	spin_unlock(&w->lock);
-	np_genl_watch(r, w->pid, w->cookie, w->id);
-	spin_lock(&w->lock);
-	list_add_tail(&r->link, &w->queue);
-	w->nr_queued++;
-	w->gone = true;
-	spin_unlock(&w->lock);
-	wake_up_interruptible_poll(&w->wq, EPOLLIN | EPOLLRDNORM | EPOLLHUP);
+	np_watch_push_gone(w, r);
 }
 
 /* Take the dirty interval. false: the watch is over (or already was). */
@@ -474,125 +348,8 @@ unlock:
 	mutex_unlock(&w->walk_mutex);
 }
 
-/* The oldest record, off the queue, or NULL. */
-static struct np_watch_rec *np_watch_pop(struct np_watch *w)
-{
-	struct np_watch_rec *r;
-
-	spin_lock(&w->lock);
-	r = list_first_entry_or_null(&w->queue, struct np_watch_rec, link);
-	if (r) {
-		list_del(&r->link);
-		w->nr_queued--;
-		if (r == w->overflow)
-			w->overflow = NULL;
-	}
-	spin_unlock(&w->lock);
-	return r;
-}
-
-/* Put back a record that could not be copied out. */
-static void np_watch_unpop(struct np_watch *w, struct np_watch_rec *r)
-{
-	spin_lock(&w->lock);
-	if (r->reason == NUMAPLACE_WATCH_OVERFLOW && list_empty(&w->queue))
-		w->overflow = r;
-	list_add(&r->link, &w->queue);
-	w->nr_queued++;
-	spin_unlock(&w->lock);
-}
-
-static void np_watch_fill(const struct np_watch *w,
-			  const struct np_watch_rec *r,
-			  struct numaplace_watch_record *u)
-{
-	unsigned int n = w->nr_nodes;
-
-	memset(u, 0, sizeof(*u));
-	u->cookie = w->cookie;
-	u->seq = r->seq;
-	u->start = r->start;
-	u->len = r->end - r->start;
-	u->reason = r->reason;
-	u->nr_nodes = n;
-	u->nr_changed = r->nr_changed;
-	u->unplaced_before = r->before[n];
-	u->unplaced_after = r->after[n];
-	memcpy(u->before, r->before, n * sizeof(u64));
-	memcpy(u->after, r->after, n * sizeof(u64));
-}
-
-/* Wait for a record; false with *@ret set when there is none to read. */
-static bool np_watch_wait(struct np_watch *w, struct file *file, ssize_t *ret)
-{
-	bool empty, gone;
-
-	spin_lock(&w->lock);
-	empty = list_empty(&w->queue);
-	gone = w->gone;
-	spin_unlock(&w->lock);
-	if (!empty)
-		return true;
-	*ret = 0;		/* after GONE: end of file */
-	if (gone)
-		return false;
-	*ret = -EAGAIN;
-	if (file->f_flags & O_NONBLOCK)
-		return false;
-	*ret = wait_event_interruptible(w->wq, !list_empty_careful(&w->queue) ||
-					       READ_ONCE(w->gone));
-	return !*ret;
-}
-
-static ssize_t np_watch_read(struct file *file, char __user *buf,
-			     size_t count, loff_t *ppos)
-{
-	struct np_watch *w = file->private_data;
-	struct numaplace_watch_record *u;
-	struct np_watch_rec *r;
-	ssize_t done = 0, ret = 0;
-
-	if (count < sizeof(*u))
-		return -EINVAL;
-	u = kmalloc(sizeof(*u), GFP_KERNEL);
-	if (!u)
-		return -ENOMEM;
-	while (count - done >= sizeof(*u)) {
-		r = np_watch_pop(w);
-		if (!r) {
-			if (done || !np_watch_wait(w, file, &ret))
-				break;
-			continue;
-		}
-		np_watch_fill(w, r, u);
-		if (copy_to_user(buf + done, u, sizeof(*u))) {
-			np_watch_unpop(w, r);
-			ret = -EFAULT;
-			break;
-		}
-		kfree(r);
-		done += sizeof(*u);
-	}
-	kfree(u);
-	return done ?: ret;
-}
-
-static __poll_t np_watch_poll(struct file *file, poll_table *pt)
-{
-	struct np_watch *w = file->private_data;
-	__poll_t mask = 0;
-
-	poll_wait(file, &w->wq, pt);
-	spin_lock(&w->lock);
-	if (!list_empty(&w->queue))
-		mask |= EPOLLIN | EPOLLRDNORM;
-	else if (w->gone)
-		mask |= EPOLLHUP;
-	spin_unlock(&w->lock);
-	return mask;
-}
-
-static void np_watch_free(struct np_watch *w)
+/* Free a stopped watch (np_watch_stop()) and what it holds. */
+void np_watch_free(struct np_watch *w)
 {
 	struct np_watch_rec *r, *tmp;
 
@@ -607,28 +364,11 @@ static void np_watch_free(struct np_watch *w)
 }
 
 /* The notifier first: after its removal no callback queues the worker. */
-static void np_watch_stop(struct np_watch *w)
+void np_watch_stop(struct np_watch *w)
 {
 	mmu_interval_notifier_remove(&w->notifier);
 	cancel_delayed_work_sync(&w->work);
 }
-
-static int np_watch_release(struct inode *inode, struct file *file)
-{
-	struct np_watch *w = file->private_data;
-
-	np_watch_stop(w);
-	np_watch_free(w);
-	return 0;
-}
-
-static const struct file_operations np_watch_fops = {
-	.owner = THIS_MODULE,	/* rmmod is refused while a watch exists */
-	.read = np_watch_read,
-	.poll = np_watch_poll,
-	.release = np_watch_release,
-	.llseek = noop_llseek,
-};
 
 static struct np_watch *np_watch_alloc(struct mm_struct *mm,
 				       unsigned long start, unsigned long end)
@@ -734,26 +474,6 @@ static int np_watch_start(struct np_watch *w)
 	if (ret)
 		np_watch_stop(w);	/* after the unlock: it waits for the worker */
 	return ret;
-}
-
-/* Make the file and its descriptor; installed only when all went well. */
-static int np_watch_fd(struct np_watch *w, u32 flags)
-{
-	struct file *file;
-	int fd;
-
-	fd = get_unused_fd_flags(flags & NUMAPLACE_WATCH_CLOEXEC ? O_CLOEXEC : 0);
-	if (fd < 0)
-		return fd;
-	file = anon_inode_getfile("[numaplace-watch]", &np_watch_fops, w,
-				  O_RDONLY | (flags & NUMAPLACE_WATCH_NONBLOCK ?
-					      O_NONBLOCK : 0));
-	if (IS_ERR(file)) {
-		put_unused_fd(fd);
-		return PTR_ERR(file);
-	}
-	fd_install(fd, file);
-	return fd;
 }
 
 /**
