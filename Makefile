@@ -113,13 +113,14 @@ $(KSFT)/kselftest_harness.h:
 
 # Tests that speak netlink read it with libmnl, as the CLI does.
 $(BUILD)/selftests/genl: TEST_LIBS = $(shell pkg-config --libs libmnl 2>/dev/null)
+$(BUILD)/selftests/watch: TEST_LIBS = $(shell pkg-config --libs libmnl 2>/dev/null)
 
 $(BUILD)/selftests/%: selftests/%.c selftests/np_test.h $(KSFT)/kselftest_harness.h $(BUILD)/lib/libnumaplace.so
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -o $@ $< -L$(BUILD)/lib -lnumaplace -lpthread $(TEST_LIBS)
 
 # The benchmarks run in the guest (tools/vm/run copies $(BUILD)/bench/*).
-$(BUILD)/bench/%: tools/bench/%.c tools/lib/numaplace.h uapi/linux/numaplace.h $(BUILD)/lib/libnumaplace.so
+$(BUILD)/bench/%: tools/bench/%.c tools/bench/watches.h tools/lib/numaplace.h uapi/linux/numaplace.h $(BUILD)/lib/libnumaplace.so
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< -L$(BUILD)/lib -lnumaplace
 

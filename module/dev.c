@@ -21,6 +21,7 @@ union np_ioctl_buf {
 	struct numaplace_info info;
 	struct numaplace_query query;
 	struct numaplace_migrate migrate;
+	struct numaplace_watch watch;
 };
 
 #define NP_IOCTL_OP(_nr, _fn, _struct, _ver0, _flags, _progress)         \
@@ -31,6 +32,17 @@ union np_ioctl_buf {
 		.min_size = _ver0,                                         \
 		.valid_flags = _flags,                                     \
 		.progress = _progress,                                     \
+	}
+
+/* A command that answers with a new file descriptor. */
+#define NP_IOCTL_OP_FD(_nr, _fn, _struct, _ver0, _flags)                 \
+	[_nr] = {                                                          \
+		.cmd = _IO(NUMAPLACE_TYPE, _nr),                           \
+		.handler = _fn,                                            \
+		.size = sizeof(_struct),                                   \
+		.min_size = _ver0,                                         \
+		.valid_flags = _flags,                                     \
+		.new_fd = true,                                            \
 	}
 
 static const struct np_ioctl_op np_ioctl_ops[] = {
@@ -46,6 +58,9 @@ static const struct np_ioctl_op np_ioctl_ops[] = {
 		    NUMAPLACE_MIGRATE_ENGINE_KERNEL |
 		    NUMAPLACE_MIGRATE_ENGINE_VMA |
 		    NUMAPLACE_MIGRATE_ENGINE_BATCH, true),
+	NP_IOCTL_OP_FD(NUMAPLACE_CMD_WATCH, np_watch, struct numaplace_watch,
+		       NUMAPLACE_WATCH_SIZE_VER0,
+		       NUMAPLACE_WATCH_CLOEXEC | NUMAPLACE_WATCH_NONBLOCK),
 };
 
 u64 np_ioctl_mask(void)
@@ -97,6 +112,8 @@ static long np_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	 * done.
 	 */
 	ret = op->handler(&buf);
+	if (op->new_fd)
+		return ret;
 	if (ret && ret != -EINTR && !op->progress)
 		return ret;
 

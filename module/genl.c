@@ -12,6 +12,7 @@
 #include "numaplace.h"
 #include "genl.h"
 #include "stats.h"
+#include "watch.h"
 
 static int np_put_u64(struct sk_buff *skb, int type, u64 v, int pad)
 {
@@ -268,6 +269,77 @@ void np_genl_migrate_done(const struct numaplace_migrate *a, pid_t pid,
 	if (!msg)
 		return;
 	if (np_genl_event_fill(msg, a, pid, duration_ns, err)) {
+		nlmsg_free(msg);
+		return;
+	}
+	genlmsg_multicast(&np_genl_family, msg, 0, NP_GENL_MCGRP_EVENTS,
+			  GFP_KERNEL);
+}
+
+/* One node's totals of a watch record, when it has pages before or after. */
+static int np_genl_watch_node(struct sk_buff *skb, const struct np_watch_rec *r,
+			      unsigned int nid)
+{
+	struct nlattr *nest;
+
+	if (!r->before[nid] && !r->after[nid])
+		return 0;
+	nest = nla_nest_start(skb, NUMAPLACE_A_WATCH_NODE);
+	if (!nest || nla_put_u32(skb, NUMAPLACE_A_WNODE_NODE, nid) ||
+	    np_put_u64(skb, NUMAPLACE_A_WNODE_BEFORE, r->before[nid],
+		       NUMAPLACE_A_WNODE_PAD) ||
+	    np_put_u64(skb, NUMAPLACE_A_WNODE_AFTER, r->after[nid],
+		       NUMAPLACE_A_WNODE_PAD))
+		return -EMSGSIZE;
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
+static int np_genl_watch_fill(struct sk_buff *skb, const struct np_watch_rec *r,
+			      pid_t pid, u64 cookie, u64 id)
+{
+	unsigned int nid;
+	void *hdr;
+
+	hdr = genlmsg_put(skb, 0, 0, &np_genl_family, 0, NUMAPLACE_NL_CMD_WATCH);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (nla_put_u32(skb, NUMAPLACE_A_WATCH_PID, pid) ||
+	    np_put_u64(skb, NUMAPLACE_A_WATCH_ID, id, NUMAPLACE_A_WATCH_PAD) ||
+	    np_put_u64(skb, NUMAPLACE_A_WATCH_COOKIE, cookie,
+		       NUMAPLACE_A_WATCH_PAD) ||
+	    np_put_u64(skb, NUMAPLACE_A_WATCH_SEQ, r->seq, NUMAPLACE_A_WATCH_PAD) ||
+	    np_put_u64(skb, NUMAPLACE_A_WATCH_START, r->start,
+		       NUMAPLACE_A_WATCH_PAD) ||
+	    np_put_u64(skb, NUMAPLACE_A_WATCH_LEN, r->end - r->start,
+		       NUMAPLACE_A_WATCH_PAD) ||
+	    nla_put_u32(skb, NUMAPLACE_A_WATCH_REASON, r->reason) ||
+	    np_put_u64(skb, NUMAPLACE_A_WATCH_CHANGED, r->nr_changed,
+		       NUMAPLACE_A_WATCH_PAD))
+		goto cancel;
+	for (nid = 0; nid < nr_node_ids; nid++)
+		if (np_genl_watch_node(skb, r, nid))
+			goto cancel;
+	genlmsg_end(skb, hdr);
+	return 0;
+cancel:
+	genlmsg_cancel(skb, hdr);
+	return -EMSGSIZE;
+}
+
+/* One WATCH event per watch record (before any fd queue limit). */
+void np_genl_watch(const struct np_watch_rec *r, pid_t pid, u64 cookie,
+		   u64 id)
+{
+	struct sk_buff *msg;
+
+	if (!genl_has_listeners(&np_genl_family, &init_net,
+				NP_GENL_MCGRP_EVENTS))
+		return;
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return;
+	if (np_genl_watch_fill(msg, r, pid, cookie, id)) {
 		nlmsg_free(msg);
 		return;
 	}

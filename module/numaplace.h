@@ -22,6 +22,8 @@
  * @valid_flags: the flags the command knows: others are -EINVAL
  * @progress: the struct goes back to the caller on any error too (not
  *	only -EINTR): its progress fields say what was done before it
+ * @new_fd: the handler's return value (a new file descriptor or -errno) is
+ *	the ioctl's; the struct is not copied back
  */
 struct np_ioctl_op {
 	unsigned int cmd;
@@ -30,6 +32,7 @@ struct np_ioctl_op {
 	size_t min_size;
 	u32 valid_flags;
 	bool progress;
+	bool new_fd;
 };
 
 struct mm_struct;
@@ -98,6 +101,10 @@ int np_query(void *arg);
 /* module/migrate.c */
 int np_migrate(void *arg);
 unsigned int np_migrate_engines(void);
+
+/* module/watch.c */
+int np_watch(void *arg);
+bool np_watch_supported(void);
 
 /* module/config.c: set through netlink, read once per call */
 /*

@@ -29,6 +29,7 @@
 #include <linux/mempolicy.h>
 
 #include "numaplace.h"
+#include "watches.h"
 
 /* The size of a pinned RDMA / KV-cache buffer. */
 #define NP_BUF_SIZE	(256UL << 20)
@@ -817,23 +818,22 @@ int main(int argc, char **argv)
 	int err, failed = 0, v, m;
 	double t0 = np_now_ms();
 
+	int watches = 0, a;
+
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	for (v = 1; v + 1 < argc; v += 2) {
-		if (!strcmp(argv[v], "--rounds")) {
-			np_rounds = atoi(argv[v + 1]) > 0 ? atoi(argv[v + 1]) :
-							    NP_ROUNDS;
-		} else if (!strcmp(argv[v], "--method")) {
-			np_only_method = argv[v + 1];
-		} else if (!strcmp(argv[v], "--variant")) {
-			np_only_variant = argv[v + 1];
-		} else {
-			fprintf(stderr, "usage: migrate [--rounds N] [--method WORD] [--variant 4k|thp|4k-ilv]\n");
+	for (a = 1; a < argc; a++) {
+		if (!strcmp(argv[a], "--rounds") && a + 1 < argc) {
+			a++;
+			np_rounds = atoi(argv[a]) > 0 ? atoi(argv[a]) : NP_ROUNDS;
+		} else if (!strcmp(argv[a], "--method") && a + 1 < argc) {
+			np_only_method = argv[++a];
+		} else if (!strcmp(argv[a], "--variant") && a + 1 < argc) {
+			np_only_variant = argv[++a];
+		} else if (np_bench_watches_arg(argc, argv, &a, &watches) != 1) {
+			fprintf(stderr, "usage: migrate [--rounds N] [--watches N] [--method WORD] [--variant 4k|thp|4k-ilv]
+");
 			return 2;
 		}
-	}
-	if ((argc - 1) % 2) {
-		fprintf(stderr, "usage: migrate [--rounds N] [--method WORD] [--variant 4k|thp|4k-ilv]\n");
-		return 2;
 	}
 	uname(&uts);
 	err = numaplace_info(&info);
@@ -858,6 +858,10 @@ int main(int argc, char **argv)
 	err = np_balancing_off(balancing, sizeof(balancing));
 	printf("numa_balancing: %s\n", err ? strerror(-err) :
 	       "0 for the run");
+	if (np_bench_watches_open(watches)) {
+		np_balancing_restore(balancing);
+		return 1;
+	}
 
 	for (v = 0; v < NP_NR_VARIANTS; v++) {
 		if (np_only_variant && strcmp(np_only_variant, np_variants[v].name)) {

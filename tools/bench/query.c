@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "numaplace.h"
+#include "watches.h"
 
 /* The size of a pinned RDMA / KV-cache buffer. */
 #define NP_BUF_SIZE	(256UL << 20)
@@ -508,16 +509,22 @@ static void np_balancing_restore(const char *old)
 	close(fd);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct numaplace_info info;
 	struct np_result res[2];
 	struct utsname uts;
 	char balancing[16];
 	long bad = 0, ret;
-	int err, failed = 0, v, m;
+	int err, failed = 0, v, m, watches = 0, a;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (a = 1; a < argc; a++) {
+		if (np_bench_watches_arg(argc, argv, &a, &watches) != 1) {
+			fprintf(stderr, "usage: query [--watches N]\n");
+			return 2;
+		}
+	}
 	uname(&uts);
 	err = numaplace_info(&info);
 	np_have_device = !err && info.abi_version == NUMAPLACE_ABI_VERSION &&
@@ -535,6 +542,10 @@ int main(void)
 	err = np_balancing_off(balancing, sizeof(balancing));
 	printf("numa_balancing: %s\n", err ? strerror(-err) :
 	       "0 for the run");
+	if (np_bench_watches_open(watches)) {
+		np_balancing_restore(balancing);
+		return 1;
+	}
 
 	ret = np_bench_variant("4k", 0, &res[0]);
 	if (ret >= 0) {

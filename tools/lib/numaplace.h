@@ -9,6 +9,7 @@
 #define NUMAPLACE_LIB_H
 
 #include <stddef.h>
+#include <sys/types.h>
 #include <linux/numaplace.h>
 
 #ifdef __cplusplus
@@ -76,6 +77,33 @@ int numaplace_migrate(struct numaplace_migrate *m);
  */
 int numaplace_migrate_range(int pid, const void *start, size_t len, int node,
 			    unsigned int flags, struct numaplace_migrate *out);
+
+/*
+ * Placement watch: a new file descriptor that reports each change of the
+ * placement of [start, start + len) of process @pid (0 = caller), with
+ * @cookie in every record; @flags NUMAPLACE_WATCH_CLOEXEC/NONBLOCK.
+ * @node_pages, if not NULL, gets the per-node totals at the start
+ * (@nr_nodes entries). Returns the fd, or -errno. Close it (or
+ * numaplace_watch_close()) to stop watching.
+ */
+int numaplace_watch_open(int pid, const void *start, size_t len,
+			 __u64 cookie, unsigned int flags,
+			 __u64 *node_pages, size_t nr_nodes);
+
+/*
+ * Read up to @max records from a watch fd (blocks unless it is
+ * non-blocking). Returns the number read, 0 after the GONE record (end of
+ * the watch), or -errno (-EAGAIN: none yet on a non-blocking fd).
+ */
+ssize_t numaplace_watch_read(int fd, struct numaplace_watch_record *recs,
+			     size_t max);
+
+/* Wait up to @timeout_ms (-1: forever) for a record or the end: 1 when
+ * read() will not block, 0 on timeout (or a signal), -errno.
+ */
+int numaplace_watch_wait(int fd, int timeout_ms);
+
+int numaplace_watch_close(int fd);
 
 /* 1 if bit @node is set in a numaplace node mask. */
 static inline int numaplace_node_isset(const __u64 *mask, unsigned int node)

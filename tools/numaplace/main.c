@@ -18,6 +18,8 @@ static const struct np_cmd np_cmds[] = {
 	  "show the module's counters (text, JSON, Prometheus), or watch them" },
 	{ "config", np_cmd_config, "show or change the engines' knobs" },
 	{ "monitor", np_cmd_monitor, "print a line per completed migration" },
+	{ "watch", np_cmd_watch,
+	  "print a line each time the kernel moves a range's pages" },
 };
 
 static void np_usage(FILE *out)

@@ -2,7 +2,8 @@
 /*
  * numaplace monitor: a line per completed migration call, from the
  * "events" multicast group of the numaplace generic netlink family
- * (MIGRATE_DONE), until SIGINT or SIGTERM. Every line is flushed, so a
+ * (MIGRATE_DONE), and a line per placement-watch record (WATCH, printed
+ * as `numaplace watch` prints it), until SIGINT or SIGTERM. Every line is flushed, so a
  * pipe sees it at once.
  *
  *   numaplace monitor [--json]
@@ -55,7 +56,8 @@ static void np_monitor_usage(FILE *out)
 		"Print a line per completed migration call (any process's) until\n"
 		"interrupted: time, pid, pages and MiB moved, the call's duration,\n"
 		"its throughput, the engines that moved pages, pages that did not\n"
-		"move and the call's error.\n"
+		"move and the call's error; and a line per placement-watch record\n"
+		"of any watch (as `numaplace watch` prints it).\n"
 		"\n"
 		"  --json   one JSON object per line\n"
 		"\n"
@@ -239,8 +241,13 @@ static int np_monitor_cb(const struct nlmsghdr *nlh, void *data)
 		np_monitor_ctrl(mon, nlh);
 		return MNL_CB_OK;
 	}
-	if (!mon->nl.family || nlh->nlmsg_type != mon->nl.family ||
-	    np_nl_cmd(nlh) != NUMAPLACE_NL_CMD_MIGRATE_DONE)
+	if (!mon->nl.family || nlh->nlmsg_type != mon->nl.family)
+		return MNL_CB_OK;
+	if (np_nl_cmd(nlh) == NUMAPLACE_NL_CMD_WATCH) {
+		np_watch_print_nl(nlh, mon->json);	/* watch.c */
+		return MNL_CB_OK;
+	}
+	if (np_nl_cmd(nlh) != NUMAPLACE_NL_CMD_MIGRATE_DONE)
 		return MNL_CB_OK;
 	mnl_attr_parse(nlh, GENL_HDRLEN, np_event_attr_cb, &ev);
 	np_print_event(mon, &ev);

@@ -39,11 +39,13 @@
 #define NUMAPLACE_FEAT_MIGRATE_VMA	(1ULL << 2) /* migrate_vma_* engine */
 #define NUMAPLACE_FEAT_MIGRATE_BATCH	(1ULL << 3) /* batched engine */
 #define NUMAPLACE_FEAT_PTRACE_EXACT	(1ULL << 4) /* exact ptrace check */
+#define NUMAPLACE_FEAT_WATCH		(1ULL << 5) /* NUMAPLACE_IOC_WATCH */
 
 enum numaplace_cmd {
 	NUMAPLACE_CMD_INFO = 0,
 	NUMAPLACE_CMD_QUERY = 1,
 	NUMAPLACE_CMD_MIGRATE = 2,
+	NUMAPLACE_CMD_WATCH = 3,
 	NUMAPLACE_CMD_MAX,
 };
 
@@ -264,6 +266,96 @@ struct numaplace_migrate {
 
 #define NUMAPLACE_IOC_MIGRATE	_IO(NUMAPLACE_TYPE, NUMAPLACE_CMD_MIGRATE)
 
+/* numaplace_watch.flags */
+#define NUMAPLACE_WATCH_CLOEXEC	 (1U << 0) /* O_CLOEXEC on the new fd */
+#define NUMAPLACE_WATCH_NONBLOCK (1U << 1) /* O_NONBLOCK on the new fd */
+
+/**
+ * struct numaplace_watch - NUMAPLACE_IOC_WATCH: tell me when these pages move
+ * @size: in, sizeof(struct numaplace_watch) as the caller knows it
+ * @flags: in, NUMAPLACE_WATCH_*
+ * @pid: in, the process to watch, 0 for the caller (QUERY's permission
+ *	checks, with the caller's credentials at this call)
+ * @reserved0: must be 0
+ * @start: in, first address (rounded down to a page)
+ * @len: in, length in bytes (> 0); every page [start, start + len)
+ *	touches is watched
+ * @cookie: in, copied into every record of this watch
+ * @node_pages_ptr: in, user buffer of @node_pages_len __u64, or 0: the
+ *	range's per-node totals when the watch starts (as QUERY's)
+ * @node_pages_len: in, entries in @node_pages_ptr
+ * @reserved1: must be 0
+ * @reserved: must be 0
+ *
+ * The ioctl returns a new file descriptor (nothing is written back to the
+ * struct): read() it for struct numaplace_watch_record, poll() it for
+ * POLLIN; close it to stop watching.
+ */
+struct numaplace_watch {
+	__u32 size;
+	__u32 flags;
+	__s32 pid;
+	__u32 reserved0;
+	__u64 start;
+	__u64 len;
+	__u64 cookie;
+	__u64 node_pages_ptr;
+	__u32 node_pages_len;
+	__u32 reserved1;
+	__u64 reserved[4];
+};
+#define NUMAPLACE_WATCH_SIZE_VER0	88
+
+#define NUMAPLACE_IOC_WATCH	_IO(NUMAPLACE_TYPE, NUMAPLACE_CMD_WATCH)
+
+/* numaplace_watch_record.reason */
+enum numaplace_watch_reason {
+	NUMAPLACE_WATCH_MIGRATED = 1,	/* pages moved from one node to another */
+	NUMAPLACE_WATCH_UNMAPPED = 2,	/* pages lost their mapping (swap, zap) */
+	NUMAPLACE_WATCH_GONE = 3,	/* range or process gone: the last record */
+	NUMAPLACE_WATCH_OVERFLOW = 4,	/* records were dropped: see the record */
+	NUMAPLACE_WATCH_MAPPED = 5,	/* only pages that got a mapping */
+};
+
+/* Nodes a record has room for: numaplace_info.nr_node_ids must not exceed
+ * it (else NUMAPLACE_FEAT_WATCH is not set).
+ */
+#define NUMAPLACE_WATCH_NODES	64
+
+/**
+ * struct numaplace_watch_record - one change of a watched range's placement
+ * @cookie: the watch's cookie
+ * @seq: 1 for the first record of the watch, +1 for each next one: a gap
+ *	never happens (dropped changes are an OVERFLOW record)
+ * @start: first address of the changed sub-range (page aligned)
+ * @len: its length in bytes; GONE: the whole range
+ * @reason: enum numaplace_watch_reason
+ * @nr_nodes: entries of @before and @after that are valid (nr_node_ids)
+ * @nr_changed: pages whose placement changed; OVERFLOW: records dropped
+ * @unplaced_before: pages of the range with no node before the change
+ * @unplaced_after: the same after it
+ * @before: pages of the whole watched range per node, before the change
+ * @after: the same after it (GONE: all zero)
+ *
+ * An OVERFLOW record stands for the records it replaces: its sub-range
+ * covers theirs, @before is the state before the first, @after the state
+ * after the last.
+ */
+struct numaplace_watch_record {
+	__u64 cookie;
+	__u64 seq;
+	__u64 start;
+	__u64 len;
+	__u32 reason;
+	__u32 nr_nodes;
+	__u64 nr_changed;
+	__u64 unplaced_before;
+	__u64 unplaced_after;
+	__u64 before[NUMAPLACE_WATCH_NODES];
+	__u64 after[NUMAPLACE_WATCH_NODES];
+};
+#define NUMAPLACE_WATCH_RECORD_SIZE	1088
+
 /*
  * Generic netlink family "numaplace": telemetry, configuration, events.
  * Described in Documentation/netlink/specs/numaplace.yaml; the enums below
@@ -367,12 +459,40 @@ enum {
 	NUMAPLACE_A_EVENT_MAX = __NUMAPLACE_A_EVENT_MAX - 1
 };
 
+/* NUMAPLACE_NL_CMD_WATCH: one per watch record (group "events") */
+enum {
+	NUMAPLACE_A_WATCH_PAD = 1,
+	NUMAPLACE_A_WATCH_PID,		/* u32: the watched process */
+	NUMAPLACE_A_WATCH_COOKIE,	/* u64: the watch's cookie */
+	NUMAPLACE_A_WATCH_SEQ,		/* u64: the record's sequence number */
+	NUMAPLACE_A_WATCH_START,	/* u64: changed sub-range, first address */
+	NUMAPLACE_A_WATCH_LEN,		/* u64: its length in bytes */
+	NUMAPLACE_A_WATCH_REASON,	/* u32: enum numaplace_watch_reason */
+	NUMAPLACE_A_WATCH_CHANGED,	/* u64: pages changed (OVERFLOW: records) */
+	NUMAPLACE_A_WATCH_NODE,		/* nest, multi: NUMAPLACE_A_WNODE_* */
+	NUMAPLACE_A_WATCH_ID,		/* u64: the watch, unique while loaded */
+
+	__NUMAPLACE_A_WATCH_MAX,
+	NUMAPLACE_A_WATCH_MAX = __NUMAPLACE_A_WATCH_MAX - 1
+};
+
+enum {
+	NUMAPLACE_A_WNODE_PAD = 1,
+	NUMAPLACE_A_WNODE_NODE,		/* u32: node id */
+	NUMAPLACE_A_WNODE_BEFORE,	/* u64: pages of the range on it before */
+	NUMAPLACE_A_WNODE_AFTER,	/* u64: ... after */
+
+	__NUMAPLACE_A_WNODE_MAX,
+	NUMAPLACE_A_WNODE_MAX = __NUMAPLACE_A_WNODE_MAX - 1
+};
+
 enum {
 	NUMAPLACE_NL_CMD_UNSPEC,
 	NUMAPLACE_NL_CMD_STATS_GET,	/* dump: one global, then one per node */
 	NUMAPLACE_NL_CMD_CONFIG_GET,
 	NUMAPLACE_NL_CMD_CONFIG_SET,	/* CAP_NET_ADMIN */
 	NUMAPLACE_NL_CMD_MIGRATE_DONE,	/* event, group "events" */
+	NUMAPLACE_NL_CMD_WATCH,		/* event, group "events": a watch record */
 
 	__NUMAPLACE_NL_CMD_MAX,
 	NUMAPLACE_NL_CMD_MAX = __NUMAPLACE_NL_CMD_MAX - 1

@@ -1,0 +1,426 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * numaplace watch: print a line each time the kernel changes the placement
+ * of a range of a process (NUMAPLACE_IOC_WATCH), until the range or the
+ * process is gone, or SIGINT/SIGTERM. Every line is flushed.
+ *
+ *   numaplace watch [-p PID] START-END|START+LEN [--json] [--count N]
+ *
+ * np_watch_print() also prints the WATCH events of `numaplace monitor`.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "numaplace.h"
+#include "cli.h"
+#include "nl.h"
+
+/* Records read per read(2). */
+#define NP_WATCH_READ_RECS	16
+
+static const char *const np_watch_reasons[] = {
+	[0] = "start",		/* the line printed as the watch begins */
+	[NUMAPLACE_WATCH_MIGRATED] = "migrated",
+	[NUMAPLACE_WATCH_UNMAPPED] = "unmapped",
+	[NUMAPLACE_WATCH_GONE] = "gone",
+	[NUMAPLACE_WATCH_OVERFLOW] = "overflow",
+	[NUMAPLACE_WATCH_MAPPED] = "mapped",
+};
+
+struct np_watch_cmd {
+	long pid;
+	unsigned long long start, end;
+	int json;
+	long count;		/* records to print, 0: no limit */
+};
+
+static volatile sig_atomic_t np_stop;
+
+static void np_on_signal(int sig)
+{
+	np_stop = 1;
+}
+
+static void np_watch_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: numaplace watch [-p PID] START-END|START+LEN [--json] [--count N]\n"
+		"\n"
+		"Print the range's pages per node now, then a line each time the\n"
+		"kernel changes them (migration by anyone, NUMA balancing,\n"
+		"compaction, swap, unmap): time, pid, the record's number, reason,\n"
+		"changed sub-range and pages, and per node the pages before -> after.\n"
+		"Ends when the range or the process is gone, or on SIGINT/SIGTERM.\n"
+		"\n"
+		"  -p PID      the process (default: this one, which is of little use)\n"
+		"  --json      one JSON object per line\n"
+		"  --count N   stop after N records\n"
+		"\n"
+		"exit status: %d ok, %d failed, %d usage, %d module missing or without\n"
+		"watches, %d permission denied, %d no such process\n",
+		NP_EXIT_OK, NP_EXIT_FAIL, NP_EXIT_USAGE, NP_EXIT_NODEV,
+		NP_EXIT_PERM, NP_EXIT_NOPROC);
+}
+
+static const char *np_watch_reason(unsigned int reason)
+{
+	if (reason < sizeof(np_watch_reasons) / sizeof(np_watch_reasons[0]) &&
+	    np_watch_reasons[reason])
+		return np_watch_reasons[reason];
+	return "unknown";
+}
+
+static void np_watch_time(char *buf, size_t size, int json)
+{
+	struct timeval tv;
+	struct tm tm;
+	char hms[16];
+
+	gettimeofday(&tv, NULL);
+	if (json) {
+		snprintf(buf, size, "%ld.%03ld", (long)tv.tv_sec,
+			 (long)tv.tv_usec / 1000);
+		return;
+	}
+	localtime_r(&tv.tv_sec, &tm);
+	strftime(hms, sizeof(hms), "%H:%M:%S", &tm);
+	snprintf(buf, size, "%s.%03d", hms, (int)(tv.tv_usec / 1000));
+}
+
+static void np_watch_print_json(const struct numaplace_watch_record *r,
+				long pid, unsigned long long id, unsigned int nr)
+{
+	const char *sep = "";
+	char when[64];
+	unsigned int n;
+
+	np_watch_time(when, sizeof(when), 1);
+	printf("{\"time\":%s,\"event\":\"watch\",", when);
+	if (id)
+		printf("\"watch\":%llu,", id);
+	printf("\"pid\":%ld,\"cookie\":%llu,\"seq\":%llu,\"reason\":\"%s\","
+	       "\"start\":\"%#llx\",\"len\":%llu,\"changed\":%llu,"
+	       "\"unplaced\":[%llu,%llu],\"nodes\":[",
+	       pid, (unsigned long long)r->cookie, (unsigned long long)r->seq,
+	       np_watch_reason(r->reason), (unsigned long long)r->start,
+	       (unsigned long long)r->len, (unsigned long long)r->nr_changed,
+	       (unsigned long long)r->unplaced_before,
+	       (unsigned long long)r->unplaced_after);
+	for (n = 0; n < nr; n++) {
+		if (!r->before[n] && !r->after[n])
+			continue;
+		printf("%s{\"node\":%u,\"before\":%llu,\"after\":%llu}", sep, n,
+		       (unsigned long long)r->before[n],
+		       (unsigned long long)r->after[n]);
+		sep = ",";
+	}
+	printf("]}\n");
+}
+
+static void np_watch_print_text(const struct numaplace_watch_record *r,
+				long pid, unsigned long long id, unsigned int nr)
+{
+	char when[64], seq[48];
+	unsigned int n;
+
+	np_watch_time(when, sizeof(when), 0);
+	if (id)		/* the monitor: any watch's record */
+		snprintf(seq, sizeof(seq), "w%llu#%llu", id,
+			 (unsigned long long)r->seq);
+	else
+		snprintf(seq, sizeof(seq), "#%llu", (unsigned long long)r->seq);
+	printf("%s %8ld %-7s %-8s %#llx+%#llx %llu %s", when, pid, seq,
+	       np_watch_reason(r->reason), (unsigned long long)r->start,
+	       (unsigned long long)r->len, (unsigned long long)r->nr_changed,
+	       r->reason == NUMAPLACE_WATCH_OVERFLOW ? "records" : "pages");
+	for (n = 0; n < nr; n++)
+		if (r->before[n] || r->after[n])
+			printf("  n%u %llu->%llu", n,
+			       (unsigned long long)r->before[n],
+			       (unsigned long long)r->after[n]);
+	if (r->unplaced_before || r->unplaced_after)
+		printf("  none %llu->%llu", (unsigned long long)r->unplaced_before,
+		       (unsigned long long)r->unplaced_after);
+	printf("\n");
+}
+
+/*
+ * One record (from the fd, or a netlink WATCH event with the watch's
+ * @id; 0 when unknown) as a line.
+ */
+void np_watch_print_id(const struct numaplace_watch_record *r, long pid,
+		       unsigned long long id, int json)
+{
+	unsigned int nr = r->nr_nodes;
+
+	if (nr > NUMAPLACE_WATCH_NODES)
+		nr = NUMAPLACE_WATCH_NODES;
+	if (json)
+		np_watch_print_json(r, pid, id, nr);
+	else
+		np_watch_print_text(r, pid, id, nr);
+	fflush(stdout);
+}
+
+void np_watch_print(const struct numaplace_watch_record *r, long pid, int json)
+{
+	np_watch_print_id(r, pid, 0, json);
+}
+
+/* A WATCH event's node totals (NUMAPLACE_A_WATCH_NODE nest). */
+static void np_watch_nl_node(const struct nlattr *nest,
+			     struct numaplace_watch_record *r)
+{
+	__u64 before = 0, after = 0;
+	const struct nlattr *a;
+	long node = -1;
+
+	mnl_attr_for_each_nested(a, nest) {
+		switch (mnl_attr_get_type(a)) {
+		case NUMAPLACE_A_WNODE_NODE:
+			if (mnl_attr_validate(a, MNL_TYPE_U32) >= 0)
+				node = mnl_attr_get_u32(a);
+			break;
+		case NUMAPLACE_A_WNODE_BEFORE:
+			if (mnl_attr_validate(a, MNL_TYPE_U64) >= 0)
+				before = mnl_attr_get_u64(a);
+			break;
+		case NUMAPLACE_A_WNODE_AFTER:
+			if (mnl_attr_validate(a, MNL_TYPE_U64) >= 0)
+				after = mnl_attr_get_u64(a);
+			break;
+		}
+	}
+	if (node < 0 || node >= NUMAPLACE_WATCH_NODES)
+		return;
+	r->before[node] = before;
+	r->after[node] = after;
+	if ((unsigned long)node >= r->nr_nodes)
+		r->nr_nodes = node + 1;
+}
+
+static __u64 np_nl_u64(const struct nlattr *a)
+{
+	return mnl_attr_validate(a, MNL_TYPE_U64) >= 0 ? mnl_attr_get_u64(a) : 0;
+}
+
+/* `numaplace monitor`: a WATCH event, printed as `numaplace watch` does. */
+void np_watch_print_nl(const struct nlmsghdr *nlh, int json)
+{
+	struct numaplace_watch_record r = { 0 };
+	unsigned long long id = 0;
+	const struct nlattr *a;
+	long pid = 0;
+
+	mnl_attr_for_each(a, nlh, GENL_HDRLEN) {
+		switch (mnl_attr_get_type(a)) {
+		case NUMAPLACE_A_WATCH_ID:
+			id = np_nl_u64(a);
+			break;
+		case NUMAPLACE_A_WATCH_PID:
+			if (mnl_attr_validate(a, MNL_TYPE_U32) >= 0)
+				pid = mnl_attr_get_u32(a);
+			break;
+		case NUMAPLACE_A_WATCH_COOKIE:
+			r.cookie = np_nl_u64(a);
+			break;
+		case NUMAPLACE_A_WATCH_SEQ:
+			r.seq = np_nl_u64(a);
+			break;
+		case NUMAPLACE_A_WATCH_START:
+			r.start = np_nl_u64(a);
+			break;
+		case NUMAPLACE_A_WATCH_LEN:
+			r.len = np_nl_u64(a);
+			break;
+		case NUMAPLACE_A_WATCH_REASON:
+			if (mnl_attr_validate(a, MNL_TYPE_U32) >= 0)
+				r.reason = mnl_attr_get_u32(a);
+			break;
+		case NUMAPLACE_A_WATCH_CHANGED:
+			r.nr_changed = np_nl_u64(a);
+			break;
+		case NUMAPLACE_A_WATCH_NODE:
+			np_watch_nl_node(a, &r);
+			break;
+		}
+	}
+	np_watch_print_id(&r, pid, id, json);
+}
+
+static int np_watch_args(struct np_watch_cmd *c, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *end;
+	int opt;
+
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "p:h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'p':
+		case 'c':
+			errno = 0;
+			*(opt == 'p' ? &c->pid : &c->count) = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg ||
+			    (opt == 'p' ? c->pid : c->count) <= 0 ||
+			    c->pid > 0x7fffffff) {
+				fprintf(stderr, "numaplace watch: bad %s '%s'\n",
+					opt == 'p' ? "pid" : "count", optarg);
+				return NP_EXIT_USAGE;
+			}
+			break;
+		case 'j':
+			c->json = 1;
+			break;
+		case 'h':
+			np_watch_usage(stdout);
+			return -1;
+		default:
+			fprintf(stderr, "numaplace watch: bad option '%s'\n",
+				argv[optind - 1]);
+			np_watch_usage(stderr);
+			return NP_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "numaplace watch: give one RANGE\n");
+		np_watch_usage(stderr);
+		return NP_EXIT_USAGE;
+	}
+	if (np_parse_range(argv[optind], &c->start, &c->end)) {
+		fprintf(stderr, "numaplace watch: bad range '%s': want START-END or START+LEN in hex\n",
+			argv[optind]);
+		return NP_EXIT_USAGE;
+	}
+	return NP_EXIT_OK;
+}
+
+static int np_watch_exit_of(int err)
+{
+	switch (err) {
+	case ESRCH:
+		return NP_EXIT_NOPROC;
+	case EPERM:
+	case EACCES:
+		return NP_EXIT_PERM;
+	case ENOENT:
+	case ENOTTY:
+	case EOPNOTSUPP:
+		return NP_EXIT_NODEV;
+	}
+	return NP_EXIT_FAIL;
+}
+
+/* The range's totals as the watch starts: a record with nothing changed. */
+static void np_watch_print_start(const struct np_watch_cmd *c,
+				 const __u64 *totals, unsigned int nr)
+{
+	struct numaplace_watch_record r = { 0 };
+	__u64 placed = 0;
+	unsigned int n;
+
+	r.start = c->start;
+	r.len = c->end - c->start;
+	r.nr_nodes = nr;
+	for (n = 0; n < nr && n < NUMAPLACE_WATCH_NODES; n++) {
+		r.before[n] = r.after[n] = totals[n];
+		placed += totals[n];
+	}
+	r.unplaced_before = r.unplaced_after =
+		r.len / sysconf(_SC_PAGESIZE) - placed;
+	if (c->json) {
+		np_watch_print(&r, c->pid, 1);
+		return;
+	}
+	printf("%-12s %8s %-7s %-8s %s\n", "TIME", "PID", "SEQ", "REASON",
+	       "RANGE CHANGED  NODE BEFORE->AFTER");
+	np_watch_print(&r, c->pid, 0);
+}
+
+/* Read and print until the end, a signal or --count. */
+static int np_watch_loop(const struct np_watch_cmd *c, int fd)
+{
+	struct numaplace_watch_record r[NP_WATCH_READ_RECS];
+	long printed = 0;
+	ssize_t n, i;
+
+	while (!np_stop) {
+		/* poll(2) returns on a signal; the read after it cannot block. */
+		n = numaplace_watch_wait(fd, -1);
+		if (n < 0) {
+			fprintf(stderr, "numaplace watch: poll: %s\n", strerror(-n));
+			return NP_EXIT_FAIL;
+		}
+		if (!n)
+			continue;
+		n = numaplace_watch_read(fd, r, NP_WATCH_READ_RECS);
+		if (n == -EAGAIN)
+			continue;
+		if (n < 0) {
+			fprintf(stderr, "numaplace watch: read: %s\n", strerror(-n));
+			return NP_EXIT_FAIL;
+		}
+		if (!n)
+			return NP_EXIT_OK;	/* after GONE */
+		for (i = 0; i < n; i++) {
+			np_watch_print(&r[i], c->pid, c->json);
+			if (c->count && ++printed >= c->count)
+				return NP_EXIT_OK;
+		}
+	}
+	return NP_EXIT_OK;
+}
+
+int np_cmd_watch(int argc, char **argv)
+{
+	struct sigaction sa = { .sa_handler = np_on_signal };
+	__u64 totals[NUMAPLACE_WATCH_NODES] = { 0 };
+	struct np_watch_cmd c = { 0 };
+	struct numaplace_info info;
+	int ret, fd;
+
+	ret = np_watch_args(&c, argc, argv);
+	if (ret)
+		return ret < 0 ? NP_EXIT_OK : ret;
+	ret = numaplace_info(&info);
+	if (ret) {
+		fprintf(stderr, "numaplace watch: %s: %s\n", NUMAPLACE_DEVICE,
+			strerror(-ret));
+		return NP_EXIT_NODEV;
+	}
+	if (!(info.features & NUMAPLACE_FEAT_WATCH)) {
+		fprintf(stderr, "numaplace watch: the module has no watches here\n");
+		return NP_EXIT_NODEV;
+	}
+	fd = numaplace_watch_open(c.pid, (void *)(uintptr_t)c.start,
+				  c.end - c.start, 0, NUMAPLACE_WATCH_CLOEXEC,
+				  totals, NUMAPLACE_WATCH_NODES);
+	if (fd < 0) {
+		fprintf(stderr, "numaplace watch: %s\n", strerror(-fd));
+		return np_watch_exit_of(-fd);
+	}
+	if (!c.pid)
+		c.pid = getpid();
+	/* No SA_RESTART: the signal ends the read at once. */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	np_watch_print_start(&c, totals, info.nr_node_ids);
+	ret = np_watch_loop(&c, fd);
+	numaplace_watch_close(fd);
+	return ret;
+}
