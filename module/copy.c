@@ -227,12 +227,12 @@ static void np_copy_share(void *ctx, unsigned int share, unsigned int from,
 		}
 		spage = migrate_pfn_to_page(cb->src[j]);
 		dpage = migrate_pfn_to_page(cb->dst[j]);
-		if (cb->chan) {
-			if (np_copy_dma(cb->chan, dpage, spage)) {
+		if (cb->dma) {
+			if (cb->chan && np_copy_dma(cb->chan, dpage, spage)) {
 				st->dma_pages++;
 				continue;
 			}
-			st->dma_fallback++;
+			st->dma_fallback++;	/* no channel, or it failed */
 		}
 		copy_highpage(dpage, spage);
 		if (!(j & (NP_COPY_RESCHED - 1))) {

@@ -27,7 +27,8 @@ struct page;
  * @node_err: per node: set to -ENOMEM when the node ran out of memory
  * @pages: scratch, @nr entries
  * @slots: scratch, @nr entries
- * @chan: a DMA memcpy channel to copy with, or NULL
+ * @dma: copy with a DMA channel (np_config.dma)
+ * @chan: the DMA memcpy channel, or NULL: none on this host
  * @shares: each worker's part of the totals below
  * @alloc_ns: out: time allocating, summed over the workers
  * @copy_ns: out: time copying, summed over the workers
@@ -46,6 +47,7 @@ struct np_copy_batch {
 	int *node_err;
 	struct page **pages;
 	unsigned int *slots;
+	bool dma;
 	struct dma_chan *chan;
 	struct np_copy_stats {
 		u64 alloc_ns, copy_ns;

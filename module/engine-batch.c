@@ -40,6 +40,7 @@ struct np_batch {
 	s32 *target;
 	struct page **pages;
 	unsigned int *slots;
+	bool dma;
 	struct dma_chan *chan;
 	struct migrate_vma segs[NP_BATCH_SEGS_MAX];
 	unsigned int seg_idx[NP_BATCH_SEGS_MAX];	/* chunk index of a range's first page */
@@ -94,7 +95,8 @@ int np_engine_batch_begin(struct np_mig *m)
 		np_engine_batch_end(m);
 		return -ENOMEM;
 	}
-	if (READ_ONCE(np_config.dma))
+	b->dma = READ_ONCE(np_config.dma);
+	if (b->dma)
 		b->chan = np_copy_dma_get();
 	return 0;
 }
@@ -158,6 +160,7 @@ static void np_batch_flush(struct np_mig *m)
 		.node_err = m->node_err,
 		.pages = b->pages,
 		.slots = b->slots,
+		.dma = b->dma,
 		.chan = b->chan,
 	};
 	struct migrate_vma *args;

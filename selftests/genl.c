@@ -1391,7 +1391,7 @@ TEST_F_TIMEOUT(genl, batch_workers_dma, GN_TIMEOUT)
 			bad = 0;
 			for (size_t i = 0; i < n; i++)
 				for (size_t k = 0; k < psz; k += 512)
-					bad += p[i * psz + k] != 1 + (int)(i % 251);
+					bad += (unsigned char)p[i * psz + k] != 1 + (int)(i % 251);
 			EXPECT_EQ(0, bad) TH_LOG("workers %u dma %u", workers[w], dma);
 			EXPECT_EQ(dma ? n : 0, (b.dma_pages - a.dma_pages) +
 					       (b.dma_fallback - a.dma_fallback));
