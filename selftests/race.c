@@ -55,6 +55,8 @@
 #define NP_RC_PAGES		512
 /* Pages one disturber step changes at most. */
 #define NP_RC_SLICE		32
+/* Pages one madvise step changes at most (see np_rc_madvise()). */
+#define NP_RC_PAGEOUT_MAX	8
 /* One race's length (under TCG: a few dozen migrations). */
 #define NP_RC_MS		1500
 /* Migrations of the region at least, however long they take. */
@@ -404,6 +406,12 @@ static void np_rc_madvise(struct np_rc *x, __u64 *rng)
 	char *p;
 
 	np_rc_slice(x, rng, &i, &k);
+	/*
+	 * Reclaim walks the rmap and flushes TLBs page by page: on an
+	 * overcommitted TCG host 32 pages at a time stalled vCPUs for 20 s
+	 * (soft lockups) while a migration waited for their IPIs.
+	 */
+	k = k > NP_RC_PAGEOUT_MAX ? NP_RC_PAGEOUT_MAX : k;
 	p = x->buf + i * psz;
 	np_rc_lock_range(x, i, k);
 	switch (np_rc_rand(rng) % 3) {
