@@ -302,15 +302,50 @@ static int np_migrate_array(struct np_mig *m, struct np_stretch *st)
 	return 0;
 }
 
+/*
+ * Range mode with no status array and one target for every page: the
+ * pages of [@addr, @end) before the next VMA are -EFAULT without being
+ * walked a round at a time (a whole address space is mostly holes: 2^35
+ * pages of them took tens of minutes). Return: the pages skipped.
+ */
+static unsigned long np_migrate_hole(struct np_mig *m, unsigned long addr,
+				     unsigned long end)
+{
+	struct vm_area_struct *vma;
+	unsigned long next;
+
+	if (m->a->status_ptr || m->a->policy == NUMAPLACE_POLICY_PER_PAGE)
+		return 0;
+	if (mmap_read_lock_killable(m->w.mm))
+		return 0;	/* the round's own lock attempt says -EINTR */
+	vma = find_vma(m->w.mm, addr);
+	next = vma ? max(vma->vm_start, addr) : end;
+	mmap_read_unlock(m->w.mm);
+	next = min(next, end);
+	m->a->nr_failed_pages += (next - addr) >> PAGE_SHIFT;
+	m->a->nr_failed[NUMAPLACE_FAIL_EFAULT] += (next - addr) >> PAGE_SHIFT;
+	np_stat_fail(NUMAPLACE_FAIL_EFAULT, (next - addr) >> PAGE_SHIFT);
+	return (next - addr) >> PAGE_SHIFT;
+}
+
 static int np_migrate_range(struct np_mig *m, unsigned long start,
 			    unsigned long end)
 {
-	unsigned long addr = start;
+	unsigned long addr = start, hole;
 	struct np_stretch st;
 	unsigned int n, good;
 	int ret, err;
 
 	while (addr < end) {
+		hole = np_migrate_hole(m, addr, end);
+		if (hole) {
+			addr += hole << PAGE_SHIFT;
+			m->a->done = (addr - start) >> PAGE_SHIFT;
+			if (fatal_signal_pending(current))
+				return -EINTR;
+			cond_resched();
+			continue;
+		}
 		n = min_t(unsigned long, (end - addr) >> PAGE_SHIFT,
 			  m->chunk);
 		good = np_migrate_get_nodes(m, (addr - start) >> PAGE_SHIFT, n,
