@@ -88,6 +88,16 @@ struct np_soak_shared {
 static long psz;
 static struct np_soak_shared *sh;
 
+/*
+ * ksft_print_msg() and flush: the harness ends a test with _exit(), which
+ * drops what stdio still buffers when stdout is a file (run_tests.sh).
+ */
+#define np_msg(fmt, ...)						\
+	do {								\
+		ksft_print_msg(fmt, ##__VA_ARGS__);			\
+		fflush(stdout);						\
+	} while (0)
+
 #define np_fail(fmt, ...)						\
 	do {								\
 		atomic_fetch_add(&sh->errors, 1);			\
@@ -679,7 +689,7 @@ static void np_soak_migrate(struct np_migrator *mg, const struct np_target *t)
 	if (ret == -EOPNOTSUPP && engine) {
 		/* This engine is not built yet: leave it out from now on. */
 		atomic_fetch_and(mg->engines_ok, ~(unsigned int)engine);
-		ksft_print_msg("engine flag %#x: EOPNOTSUPP, left out\n", engine);
+		np_msg("engine flag %#x: EOPNOTSUPP, left out\n", engine);
 		goto out;
 	}
 	if (ret) {
@@ -880,7 +890,7 @@ TEST_F_TIMEOUT(soak, mix, NP_SOAK_MAX_S + NP_SOAK_END_S)
 	NP_SKIPPED();
 	if (!seed)
 		seed = (__u64)time(NULL) ^ (__u64)getpid() << 32;
-	ksft_print_msg("soak: %ld s, seed %llu (NP_SOAK_SEED to repeat)\n",
+	np_msg("soak: %ld s, seed %llu (NP_SOAK_SEED to repeat)\n",
 		       secs, (unsigned long long)seed);
 	for (int k = 0; k < NUMAPLACE_MAX_NODES; k++)
 		if (np_node_isset(self->info.node_memory, k))
@@ -891,7 +901,7 @@ TEST_F_TIMEOUT(soak, mix, NP_SOAK_MAX_S + NP_SOAK_END_S)
 		engines_ok &= ~NUMAPLACE_MIGRATE_ENGINE_VMA;
 	if (!(self->info.features & NUMAPLACE_FEAT_MIGRATE_BATCH))
 		engines_ok &= ~NUMAPLACE_MIGRATE_ENGINE_BATCH;
-	ksft_print_msg("engine flags in the mix: %#x (+ default)\n", engines_ok);
+	np_msg("engine flags in the mix: %#x (+ default)\n", engines_ok);
 	ASSERT_EQ(0, np_isolated(&iso_anon0, &iso_file0));
 
 	/* Shared state and generations, then the buffers on node 0. */
@@ -965,7 +975,7 @@ TEST_F_TIMEOUT(soak, mix, NP_SOAK_MAX_S + NP_SOAK_END_S)
 			TH_LOG("the child died: status %#x", status);
 		usleep(1000);
 	}
-	ksft_print_msg("%ld queries, %ld migrations (%ld pages moved, %ld -EBUSY), "
+	np_msg("%ld queries, %ld migrations (%ld pages moved, %ld -EBUSY), "
 		       "%ld churn steps, %ld pages stamped in %ld ms\n",
 		       (long)ops.queries, (long)ops.migrations, (long)ops.moved,
 		       (long)ops.busy, (long)ops.churn, (long)sh->writes,
