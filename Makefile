@@ -6,6 +6,8 @@
 #   make modules-all     build it for every kernel in tools/vm/kernels.conf
 #   make tools           libnumaplace, the numaplace CLI, selftests
 #   make check           boot the NUMA VM on every kernel and run the selftests
+#   make check-debug     the same on a KASAN/lockdep/DEBUG_VM kernel built from
+#                        Debian's linux-source-6.1, with a 10-minute soak
 #   make demo            deps + build + show numaplace at work in the NUMA VM
 #   make bench           the benchmarks, in the VM
 #   make bench-preload   only the LD_PRELOAD shim on an unmodified program, in the VM
@@ -60,7 +62,7 @@ BENCHES  := $(patsubst tools/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 MOD_SRC  := Kbuild $(wildcard module/*.c module/*.h uapi/linux/*.h)
 
 .PHONY: all modules modules-all tools deps check checkpatch demo bench bench-stats bench-profile clean \
-	bench-preload install install-tools install-headers
+	bench-preload install install-tools install-headers check-debug
 all: modules tools
 
 # kbuild builds in the source tree; a copy per kernel keeps two kernels'
@@ -131,6 +133,26 @@ $(BUILD)/bench/kvquery: tools/bench/kvquery.c
 
 deps:
 	tools/deps.sh
+
+# ---- The debug kernel (make check-debug) ---------------------------------
+# tools/vm/debug-kernel builds it once into $(DEBUG_TREE) (rebuilt when
+# tools/vm/debug.config or the source version changes); KVER=debug builds
+# the module against that tree, into $(BUILD)/kmod/debug.
+DEBUG_TREE := $(BUILD)/debug-kernel/linux-source-6.1
+ifeq ($(KVER),debug)
+KDIR := $(DEBUG_TREE)
+$(KOBJ)/numaplace.ko: $(wildcard $(BUILD)/debug-kernel/.stamp)
+endif
+# Not part of .ci/run (hours on 2 cores): the whole suite, a 600 s soak
+# and a 300 s fuzz in the debug kernel's guest; any kernel report fails.
+CHECK_DEBUG_SOAK ?= 600
+CHECK_DEBUG_FUZZ ?= 300
+check-debug: deps
+	tools/vm/debug-kernel
+	$(MAKE) --no-print-directory modules KVER=debug
+	$(MAKE) --no-print-directory tools
+	NP_SOAK_SECONDS=$(CHECK_DEBUG_SOAK) NP_FUZZ_SECONDS=$(CHECK_DEBUG_FUZZ) \
+		tools/vm/check debug
 
 # Kernel coding style for the module and the ABI (checkpatch.pl comes from
 # linux-source, see tools/deps.sh). The compat header compares kernel

@@ -1445,4 +1445,26 @@ static inline int np_isolated(long *anon, long *file)
 	return *anon < 0 || *file < 0 ? -ENOENT : 0;
 }
 
+/*
+ * ---- Timeouts on slow kernels ------------------------------------------
+ *
+ * The harness arms alarm(timeout) around each test. NP_TEST_TIMEOUT_SCALE
+ * (an integer, 1 to NP_TIMEOUT_SCALE_MAX) multiplies every timeout: the
+ * debug kernel (KASAN, lockdep, SLUB debugging) under TCG runs the same
+ * tests several times slower (tools/vm/check sets it for that kernel).
+ * Every test includes this file before kselftest_harness.h.
+ */
+#define NP_TIMEOUT_SCALE_MAX	20
+
+static inline unsigned int np_alarm_scaled(unsigned int secs)
+{
+	const char *v = getenv("NP_TEST_TIMEOUT_SCALE");
+	long k = v ? strtol(v, NULL, 10) : 1;
+
+	if (k < 1 || k > NP_TIMEOUT_SCALE_MAX)
+		k = 1;
+	return (alarm)(secs * k);
+}
+#define alarm(secs) np_alarm_scaled(secs)
+
 #endif /* NP_TEST_H */

@@ -27,6 +27,8 @@ fi
 
 pkgs=(qemu-system-x86 busybox-static cpio libmnl-dev pkg-config pahole
       make gcc libc6-dev xz-utils libnuma-dev)
+# make check-debug builds a kernel (tools/vm/debug-kernel).
+pkgs+=(flex bison bc libelf-dev libssl-dev)
 while read -r short abi _; do
 	case "$short" in ''|\#*) continue ;; esac
 	pkgs+=("linux-image-$abi" "linux-headers-$abi")

@@ -1,0 +1,1045 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The soak: random mixes of queries and migrations for a while, on memory
+ * that is being written, remapped, forked and advised at the same time.
+ *
+ * Stamped buffers (private anon 4 KiB, THPs, MAP_SHARED anon shared with a
+ * forked child, a memfd) are written continuously by one writer thread
+ * each (the fork child writes half of its buffer): every 64-bit word of a
+ * page is a function of (buffer, page index, generation, word index), and
+ * a writer checks the page still holds its previous stamp before it writes
+ * the next. Migrator threads pick random operations: range and array
+ * queries (runs, status, totals, as-syscall answers) and migrations with
+ * every engine flag the module offers (default, KERNEL, VMA, BATCH; an
+ * engine that answers -EOPNOTSUPP is dropped), every policy but CPU,
+ * range and array mode, with and without MOVE_ALL and SPLIT_OK, and check
+ * each answer's consistency. A churn thread keeps remapping scratch
+ * regions (mmap, munmap, mremap MAYMOVE/FIXED/DONTUNMAP, fork, madvise
+ * DONTNEED/FREE/PAGEOUT/HUGEPAGE/COLLAPSE, mprotect) which the migrators
+ * also query and move, and checks their bytes after each step.
+ *
+ * At the end every stamped byte is the last value written (in both
+ * processes' views of the shared buffer), the buffers can all be moved to
+ * node 0 and are there, nr_isolated_anon/file are back to their baseline
+ * and the module's reference count too.
+ *
+ * NP_SOAK_SECONDS sets the duration (default NP_SOAK_DEFAULT_S, short
+ * enough for `make check`; `make check-debug` runs 600 s), NP_SOAK_SEED the
+ * seed (default: the time); the seed is printed.
+ */
+#include <linux/mempolicy.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
+#include "np_test.h"
+#include "kselftest_harness.h"
+
+#define NP_SOAK_DEFAULT_S	15	/* NP_SOAK_SECONDS unset: make check */
+#define NP_SOAK_MAX_S		3600	/* the harness's timeout needs a bound */
+#define NP_SOAK_END_S		300	/* final checks, after the mix */
+#define NP_SOAK_PAGES		256	/* pages of a 4 KiB-page buffer */
+#define NP_SOAK_THP_PAGES	1024	/* two PMDs */
+#define NP_SOAK_MIGRATORS	2	/* threads mixing queries and moves */
+#define NP_SOAK_SLOTS		4	/* scratch regions of the churn thread */
+#define NP_SOAK_SLOT_PAGES	64	/* pages of a scratch region */
+#define NP_SOAK_LOG		8	/* failure lines printed, then counted */
+#define NP_SOAK_FINAL_TRIES	10	/* calls to get -EBUSY pages home */
+#define NP_SOAK_ISO_WAIT_MS	10000	/* nr_isolated back to baseline in */
+#define NP_SOAK_WRITER_NAP_US	500	/* writers pause after each pass */
+#define NP_PMD			(2UL << 20)
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE		25	/* v6.1 */
+#endif
+#ifndef MREMAP_DONTUNMAP
+#define MREMAP_DONTUNMAP	4	/* v5.7 */
+#endif
+
+/* The 6.1 harness runs the body after a SKIP() in FIXTURE_SETUP(). */
+#define NP_SKIPPED()							\
+	do {								\
+		if (_metadata->skip)					\
+			return;						\
+	} while (0)
+
+enum np_sb_kind { NP_SB_ANON, NP_SB_THP, NP_SB_FORK, NP_SB_MEMFD, NP_SB_NR };
+static const char *const np_sb_name[NP_SB_NR] = {
+	"anon", "thp", "shared_fork", "memfd"
+};
+
+/* Shared with the fork child (MAP_SHARED). */
+struct np_soak_shared {
+	atomic_int stop;	/* writers: leave */
+	atomic_int verify;	/* the child: check every page, exit */
+	atomic_int child_ready;
+	atomic_int child_done;
+	atomic_long errors;	/* failures of any thread or process */
+	atomic_long logged;	/* failure lines printed */
+	atomic_long child_bad;	/* pages the child saw wrong at the end */
+	atomic_long writes;	/* pages stamped */
+	char *buf[NP_SB_NR];
+	size_t n[NP_SB_NR];	/* pages */
+	atomic_ullong *gen[NP_SB_NR]; /* last generation of each page */
+};
+
+static long psz;
+static struct np_soak_shared *sh;
+
+/*
+ * ksft_print_msg() and flush: the harness ends a test with _exit(), which
+ * drops what stdio still buffers when stdout is a file (run_tests.sh).
+ */
+#define np_msg(fmt, ...)						\
+	do {								\
+		ksft_print_msg(fmt, ##__VA_ARGS__);			\
+		fflush(stdout);						\
+	} while (0)
+
+#define np_fail(fmt, ...)						\
+	do {								\
+		atomic_fetch_add(&sh->errors, 1);			\
+		if (atomic_fetch_add(&sh->logged, 1) < NP_SOAK_LOG)	\
+			fprintf(stderr, "# FAIL " fmt "\n", ##__VA_ARGS__); \
+	} while (0)
+
+/* xorshift64*: one state per thread, derived from the seed. */
+static __u64 np_rand(__u64 *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 0x2545f4914f6cdd1dULL;
+}
+
+static unsigned long np_rand_below(__u64 *s, unsigned long n)
+{
+	return n ? np_rand(s) % n : 0;
+}
+
+static __u64 np_word(int b, size_t i, __u64 g, size_t k)
+{
+	__u64 x = ((__u64)b << 56 | (i + 1)) * 0x9e3779b97f4a7c15ULL ^
+		  g * 0xc2b2ae3d27d4eb4fULL;
+
+	return x ^ (k * 0x165667b19e3779f9ULL) ^ (x >> 29);
+}
+
+static int np_page_ok(const char *p, int b, size_t i, __u64 g)
+{
+	const volatile __u64 *w = (const __u64 *)p;
+
+	for (size_t k = 0; k < psz / 8; k++)
+		if (w[k] != np_word(b, i, g, k))
+			return 0;
+	return 1;
+}
+
+static void np_page_stamp(char *p, int b, size_t i, __u64 g)
+{
+	volatile __u64 *w = (__u64 *)p;
+
+	for (size_t k = 0; k < psz / 8; k++)
+		w[k] = np_word(b, i, g, k);
+}
+
+/* Writer of buffer @b: pages i with i % stride == id. */
+static void np_write_loop(int b, size_t id, size_t stride)
+{
+	char *buf = sh->buf[b];
+
+	for (__u64 g = 1; !atomic_load(&sh->stop); g++) {
+		for (size_t i = id; i < sh->n[b]; i += stride) {
+			__u64 last = atomic_load(&sh->gen[b][i]);
+
+			if (!np_page_ok(buf + i * psz, b, i, last))
+				np_fail("%s page %zu: not generation %llu",
+					np_sb_name[b], i,
+					(unsigned long long)last);
+			np_page_stamp(buf + i * psz, b, i, g);
+			atomic_store(&sh->gen[b][i], g);
+			atomic_fetch_add(&sh->writes, 1);
+		}
+		usleep(NP_SOAK_WRITER_NAP_US);
+	}
+}
+
+static void *np_writer(void *arg)
+{
+	int b = (int)(intptr_t)arg;
+
+	np_write_loop(b, 0, b == NP_SB_FORK ? 2 : 1);
+	return NULL;
+}
+
+/* Pages of buffer @b not holding their last stamp; the first in *first. */
+static long np_bad_pages(int b, long *first)
+{
+	long bad = 0;
+
+	for (size_t i = 0; i < sh->n[b]; i++) {
+		if (np_page_ok(sh->buf[b] + i * psz, b, i,
+			       atomic_load(&sh->gen[b][i])))
+			continue;
+		if (!bad)
+			*first = i;
+		bad++;
+	}
+	return bad;
+}
+
+static void np_soak_child(void)
+{
+	long first = -1;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	for (size_t i = 0; i < sh->n[NP_SB_FORK]; i++)
+		(void)((volatile char *)sh->buf[NP_SB_FORK])[i * psz];
+	atomic_store(&sh->child_ready, 1);
+	np_write_loop(NP_SB_FORK, 1, 2);
+	atomic_store(&sh->child_done, 1);
+	while (!atomic_load(&sh->verify))
+		usleep(1000);
+	atomic_store(&sh->child_bad, np_bad_pages(NP_SB_FORK, &first));
+	_exit(0);
+}
+
+/* ---- scratch regions: the churn thread's, the migrators' targets ---- */
+
+struct np_slot {
+	_Atomic(uintptr_t) addr;	/* 0: nothing mapped */
+	size_t len;			/* the churn thread's alone */
+	__u64 gen;
+	int zero;			/* contents: zeros, not the pattern */
+};
+
+static struct np_slot slots[NP_SOAK_SLOTS];
+
+static __u64 np_slot_word(int s, __u64 g, size_t k)
+{
+	return np_word(NP_SB_NR + s, k / (psz / 8), g, k);
+}
+
+static void np_slot_fill(int s)
+{
+	volatile __u64 *w = (__u64 *)atomic_load(&slots[s].addr);
+
+	slots[s].gen++;
+	slots[s].zero = 0;
+	for (size_t k = 0; k < slots[s].len / 8; k++)
+		w[k] = np_slot_word(s, slots[s].gen, k);
+}
+
+/* 0 if scratch region @s at @addr holds what it should, else a word + 1. */
+static size_t np_slot_check(int s, uintptr_t addr)
+{
+	const volatile __u64 *w = (const __u64 *)addr;
+
+	for (size_t k = 0; k < slots[s].len / 8; k++)
+		if (w[k] != (slots[s].zero ? 0 : np_slot_word(s, slots[s].gen, k)))
+			return k + 1;
+	return 0;
+}
+
+static void np_slot_verify(int s, const char *after)
+{
+	size_t k = np_slot_check(s, atomic_load(&slots[s].addr));
+
+	if (k)
+		np_fail("scratch %d after %s: word %zu (page %zu) wrong", s,
+			after, k - 1, (k - 1) / (psz / 8));
+}
+
+static void np_slot_map(int s, __u64 *rs)
+{
+	size_t len = NP_SOAK_SLOT_PAGES * psz;
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED) {
+		np_fail("scratch %d: mmap: %s", s, strerror(errno));
+		return;
+	}
+	slots[s].len = len;
+	atomic_store(&slots[s].addr, (uintptr_t)p);
+	np_slot_fill(s);
+}
+
+static void np_slot_unmap(int s)
+{
+	uintptr_t a = atomic_exchange(&slots[s].addr, 0);
+
+	munmap((void *)a, slots[s].len);
+}
+
+/* mremap: grow and move, move to a fixed spot, or move keeping the old. */
+static void np_slot_remap(int s, __u64 *rs)
+{
+	uintptr_t old = atomic_load(&slots[s].addr);
+	size_t len = slots[s].len;
+	int how = np_rand_below(rs, 3);
+	void *p, *dst = NULL;
+
+	if (how == 1) {
+		dst = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+			   -1, 0);
+		if (dst == MAP_FAILED) {
+			np_fail("scratch %d: mmap: %s", s, strerror(errno));
+			return;
+		}
+	}
+	switch (how) {
+	case 0:
+		p = mremap((void *)old, len, len + psz, MREMAP_MAYMOVE);
+		break;
+	case 1:
+		p = mremap((void *)old, len, len, MREMAP_MAYMOVE | MREMAP_FIXED,
+			   dst);
+		break;
+	default:
+		/* new_address is read (a hint) with DONTUNMAP alone. */
+		p = mremap((void *)old, len, len,
+			   MREMAP_MAYMOVE | MREMAP_DONTUNMAP, NULL);
+		break;
+	}
+	if (p == MAP_FAILED) {
+		np_fail("scratch %d: mremap %d: %s", s, how, strerror(errno));
+		if (dst)
+			munmap(dst, len);
+		return;
+	}
+	atomic_store(&slots[s].addr, (uintptr_t)p);
+	np_slot_verify(s, how == 0 ? "mremap grow" :
+		       how == 1 ? "mremap fixed" : "mremap dontunmap");
+	if (how == 0) {
+		/* The new page is zero; make the whole region the pattern. */
+		slots[s].len = len + psz;
+		np_slot_fill(s);
+	} else if (how == 2) {
+		munmap((void *)old, len);
+	}
+}
+
+/* fork: the child sees the same bytes, writes its copy, parent unchanged. */
+static void np_slot_fork(int s)
+{
+	uintptr_t a = atomic_load(&slots[s].addr);
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0) {
+		np_fail("fork: %s", strerror(errno));
+		return;
+	}
+	if (pid == 0) {
+		int bad = np_slot_check(s, a) != 0;
+
+		memset((void *)a, 0x5a, slots[s].len);
+		_exit(bad ? 1 : 0);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status))
+		np_fail("scratch %d: fork child status %#x", s, status);
+	np_slot_verify(s, "fork");
+}
+
+static void np_slot_advise(int s, __u64 *rs)
+{
+	static const int advice[] = { MADV_DONTNEED, MADV_FREE, MADV_PAGEOUT,
+				      MADV_HUGEPAGE, MADV_NOHUGEPAGE,
+				      MADV_COLLAPSE };
+	int a = advice[np_rand_below(rs, sizeof(advice) / sizeof(advice[0]))];
+	void *p = (void *)atomic_load(&slots[s].addr);
+
+	/* Errors are fine (no swap, no THP): the bytes are what counts. */
+	madvise(p, slots[s].len, a);
+	if (a == MADV_DONTNEED) {
+		slots[s].zero = 1;
+	} else if (a == MADV_FREE) {
+		/* The kernel may or may not have dropped them: refill. */
+		np_slot_fill(s);
+		return;
+	}
+	np_slot_verify(s, "madvise");
+	if (slots[s].zero)
+		np_slot_fill(s);
+}
+
+static void np_slot_protect(int s)
+{
+	void *p = (void *)atomic_load(&slots[s].addr);
+
+	if (mprotect(p, slots[s].len, PROT_READ)) {
+		np_fail("scratch %d: mprotect: %s", s, strerror(errno));
+		return;
+	}
+	np_slot_verify(s, "mprotect");
+	mprotect(p, slots[s].len, PROT_READ | PROT_WRITE);
+}
+
+struct np_soak_ops {
+	atomic_long queries, migrations, moved, busy, churn;
+};
+static struct np_soak_ops ops;
+static atomic_int mix_stop;
+
+struct np_churn_arg {
+	__u64 seed;
+};
+
+static void *np_churn(void *arg)
+{
+	struct np_churn_arg *c = arg;
+	__u64 rs = c->seed;
+
+	for (int s = 0; s < NP_SOAK_SLOTS; s++)
+		np_slot_map(s, &rs);
+	while (!atomic_load(&mix_stop)) {
+		int s = np_rand_below(&rs, NP_SOAK_SLOTS);
+
+		if (!atomic_load(&slots[s].addr)) {
+			np_slot_map(s, &rs);
+			continue;
+		}
+		switch (np_rand_below(&rs, 6)) {
+		case 0:
+			np_slot_unmap(s);
+			break;
+		case 1:
+			np_slot_remap(s, &rs);
+			break;
+		case 2:
+			np_slot_fork(s);
+			break;
+		case 3:
+			np_slot_advise(s, &rs);
+			break;
+		case 4:
+			np_slot_protect(s);
+			break;
+		default:
+			np_slot_fill(s);
+			np_slot_verify(s, "refill");
+			break;
+		}
+		atomic_fetch_add(&ops.churn, 1);
+	}
+	for (int s = 0; s < NP_SOAK_SLOTS; s++)
+		if (atomic_load(&slots[s].addr))
+			np_slot_unmap(s);
+	return NULL;
+}
+
+/* ---- the migrators ---------------------------------------------------- */
+
+struct np_migrator {
+	pthread_t th;
+	int fd;
+	__u64 rs;
+	struct np_ctx c;
+	const struct numaplace_info *info;
+	int nodes[NUMAPLACE_MAX_NODES];	/* nodes with memory */
+	int nr_nodes;
+	atomic_uint *engines_ok;	/* NUMAPLACE_MIGRATE_ENGINE_* flags */
+};
+
+/* A target: a stamped buffer's random stretch, or a scratch region. */
+struct np_target {
+	int b;			/* NP_SB_* or -1 for scratch */
+	uintptr_t start;
+	size_t n;		/* pages */
+};
+
+static void np_pick(struct np_migrator *mg, struct np_target *t)
+{
+	size_t first;
+
+	if (np_rand_below(&mg->rs, 5) == 0) {
+		t->b = -1;
+		t->start = atomic_load(&slots[np_rand_below(&mg->rs,
+							     NP_SOAK_SLOTS)].addr);
+		if (!t->start)		/* unmapped now: the text's neighbourhood */
+			t->start = (uintptr_t)&slots & ~(psz - 1);
+		t->n = 1 + np_rand_below(&mg->rs, NP_SOAK_SLOT_PAGES);
+		return;
+	}
+	t->b = np_rand_below(&mg->rs, NP_SB_NR);
+	first = np_rand_below(&mg->rs, sh->n[t->b]);
+	t->n = 1 + np_rand_below(&mg->rs, sh->n[t->b] - first);
+	t->start = (uintptr_t)sh->buf[t->b] + first * psz;
+}
+
+static int np_node_has_memory(struct np_migrator *mg, int node)
+{
+	return np_node_isset(mg->info->node_memory, node);
+}
+
+/* A query of @t with random buffers and mode; checks its consistency. */
+static void np_soak_query(struct np_migrator *mg, const struct np_target *t)
+{
+	__u32 flags = np_rand_below(&mg->rs, 2) ? NUMAPLACE_QUERY_AS_SYSCALL : 0;
+	int array = np_rand_below(&mg->rs, 2), ret;
+	size_t n = t->n, cap = 0;
+	__u64 *addrs = calloc(n + 1, sizeof(*addrs));
+	__s32 *st = malloc((n + 1) * sizeof(*st));
+	__u64 *np = calloc(mg->c.nr_nodes + 1, sizeof(*np));
+	struct numaplace_run *runs = NULL;
+	struct numaplace_query q;
+	__u64 placed = 0, unplaced = 0;
+
+	if (!addrs || !st || !np)
+		goto out;
+	for (size_t i = 0; i <= n; i++)
+		st[i] = NP_SENTINEL;
+	if (array) {
+		for (size_t i = 0; i < n; i++)
+			addrs[i] = t->start + np_rand_below(&mg->rs, n) * psz +
+				   np_rand_below(&mg->rs, psz);
+		ret = np_query_array(mg->fd, 0, flags, addrs, n, st, np,
+				     mg->c.nr_nodes, &q);
+	} else {
+		/* Without a runs buffer or with one big enough: one call. */
+		if (np_rand_below(&mg->rs, 2)) {
+			cap = n + 1;
+			runs = calloc(cap, sizeof(*runs));
+		}
+		ret = np_query_range(mg->fd, 0, flags, t->start, n * psz, runs,
+				     cap, st, np, mg->c.nr_nodes, &q);
+	}
+	atomic_fetch_add(&ops.queries, 1);
+	if (ret) {
+		np_fail("query %s %zu pages%s: %s", array ? "array" : "range",
+			n, flags ? " as_syscall" : "", strerror(-ret));
+		goto out;
+	}
+	if (q.done != n || st[n] != NP_SENTINEL ||
+	    np[mg->c.nr_nodes] != 0) {
+		np_fail("query: done %llu of %zu, or a write past a buffer",
+			(unsigned long long)q.done, n);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (st[i] >= 0 && np_node_has_memory(mg, st[i])) {
+			continue;
+		} else if (st[i] == -ENOENT || (st[i] == -EFAULT &&
+			   (t->b < 0 || flags))) {
+			/* Under migration (or swapped, or no VMA: scratch). */
+			unplaced++;
+			continue;
+		}
+		np_fail("query %s of %s page %zu: status %d",
+			array ? "array" : "range",
+			t->b < 0 ? "scratch" : np_sb_name[t->b], i, st[i]);
+		goto out;
+	}
+	for (__u32 k = 0; k < mg->c.nr_nodes; k++)
+		placed += np[k];
+	if (q.nr_unplaced != unplaced || placed + unplaced != n)
+		np_fail("query: nr_unplaced %llu (status says %llu), %llu placed of %zu",
+			(unsigned long long)q.nr_unplaced,
+			(unsigned long long)unplaced,
+			(unsigned long long)placed, n);
+out:
+	free(addrs);
+	free(st);
+	free(np);
+	free(runs);
+}
+
+/* A random engine flag this module takes, or -1 if none is left. */
+static int np_pick_engine(struct np_migrator *mg, int b)
+{
+	static const __u32 flag[] = { 0, NUMAPLACE_MIGRATE_ENGINE_KERNEL,
+				      NUMAPLACE_MIGRATE_ENGINE_VMA,
+				      NUMAPLACE_MIGRATE_ENGINE_BATCH };
+	unsigned int ok = atomic_load(mg->engines_ok);
+
+	for (int tries = 0; tries < 16; tries++) {
+		__u32 f = flag[np_rand_below(&mg->rs, 4)];
+
+		/* migrate_vma moves private anon only; shared would be -EBUSY. */
+		if (f == NUMAPLACE_MIGRATE_ENGINE_VMA && b != NP_SB_ANON &&
+		    b != NP_SB_THP && b >= 0)
+			continue;
+		if (!f || (ok & f))
+			return f;
+	}
+	return 0;
+}
+
+/*
+ * @s, the node page @i is on, is a target the call could have had for it:
+ * NODE: the node; INTERLEAVE: one of the set; PER_PAGE: its node, another
+ * entry's node for the same page (array mode names pages twice), any node
+ * for a THP (the folio goes whole to the target of its first page).
+ */
+static int np_status_target(struct np_migrator *mg, const struct np_target *t,
+			    int policy, const struct numaplace_migrate *m,
+			    const __u64 *addrs, const __s32 *nodes,
+			    const __u64 *set, size_t i, size_t n, int s)
+{
+	switch (policy) {
+	case NUMAPLACE_POLICY_NODE:
+		return s == m->node;
+	case NUMAPLACE_POLICY_INTERLEAVE:
+		return np_node_isset(set, s);
+	}
+	if (s == nodes[i])
+		return 1;
+	if (t->b == NP_SB_THP)
+		return np_node_has_memory(mg, s);
+	for (size_t j = 0; j < n; j++)
+		if (addrs[j] / psz == addrs[i] / psz && nodes[j] == s)
+			return 1;
+	return 0;
+}
+
+/*
+ * A MIGRATE call's counters against its statuses: what holds even when
+ * another call moves the same pages at the same time. (Not "folios <=
+ * pages" nor "engines set iff pages moved": a page this call moved can be
+ * moved on by the other before this call answers, and the other's move
+ * can land a page on this call's target.)
+ */
+static void np_soak_counters(const char *what, const struct numaplace_migrate *m,
+			     const __s32 *st, size_t n, int range, __u32 allowed)
+{
+	__u64 fail[NUMAPLACE_FAIL_MAX] = { 0 }, nfail = 0, sum = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (st[i] >= 0)
+			continue;
+		nfail++;
+		fail[np_fail_slot(st[i])]++;
+	}
+	for (int r = 0; r < NUMAPLACE_FAIL_MAX; r++) {
+		sum += m->nr_failed[r];
+		if (m->nr_failed[r] != fail[r])
+			np_fail("%s: nr_failed[%d] %llu, status says %llu", what,
+				r, (unsigned long long)m->nr_failed[r],
+				(unsigned long long)fail[r]);
+	}
+	if (sum != m->nr_failed_pages || nfail != m->nr_failed_pages)
+		np_fail("%s: nr_failed_pages %llu, nr_failed[] %llu, status %llu",
+			what, (unsigned long long)m->nr_failed_pages,
+			(unsigned long long)sum, (unsigned long long)nfail);
+	if (range && m->nr_moved_pages + m->nr_in_place_pages +
+		     m->nr_failed_pages != m->done)
+		np_fail("%s: moved %llu + in place %llu + failed %llu != done %llu",
+			what, (unsigned long long)m->nr_moved_pages,
+			(unsigned long long)m->nr_in_place_pages,
+			(unsigned long long)m->nr_failed_pages,
+			(unsigned long long)m->done);
+	if (m->engines & ~allowed)
+		np_fail("%s: engines %#x, may be %#x", what, m->engines, allowed);
+}
+
+static void np_soak_migrate(struct np_migrator *mg, const struct np_target *t)
+{
+	int array = np_rand_below(&mg->rs, 2), policy = np_rand_below(&mg->rs, 3);
+	int engine = np_pick_engine(mg, t->b), ret;
+	__u32 flags = engine;
+	size_t n = t->n;
+	__u64 *addrs = calloc(n + 1, sizeof(*addrs));
+	__s32 *st = malloc((n + 1) * sizeof(*st));
+	__s32 *nodes = calloc(n + 1, sizeof(*nodes));
+	__u64 set[NUMAPLACE_NODE_WORDS] = { 0 };
+	struct numaplace_migrate m;
+	char what[96];
+
+	if (!addrs || !st || !nodes)
+		goto out;
+	if (np_rand_below(&mg->rs, 2) || t->b == NP_SB_FORK)
+		flags |= NUMAPLACE_MIGRATE_MOVE_ALL;
+	if (np_rand_below(&mg->rs, 2))
+		flags |= NUMAPLACE_MIGRATE_SPLIT_OK;
+	if (array)
+		flags |= NUMAPLACE_MIGRATE_PAGES;
+	for (size_t i = 0; i <= n; i++)
+		st[i] = NP_SENTINEL;
+	for (size_t i = 0; i < n; i++) {
+		addrs[i] = t->start + (array ? np_rand_below(&mg->rs, n) : i) * psz;
+		nodes[i] = mg->nodes[np_rand_below(&mg->rs, mg->nr_nodes)];
+	}
+	np_migrate_init(&m, 0, flags, policy);
+	if (array) {
+		m.pages_ptr = (uintptr_t)addrs;
+		m.count = n;
+	} else {
+		m.start = t->start;
+		m.len = n * psz;
+	}
+	m.status_ptr = (uintptr_t)st;
+	m.node = nodes[0];
+	if (policy == NUMAPLACE_POLICY_PER_PAGE)
+		m.nodes_ptr = (uintptr_t)nodes;
+	for (int k = 0; k < mg->nr_nodes; k++)
+		if (k == 0 || np_rand_below(&mg->rs, 2))
+			set[mg->nodes[k] / 64] |= 1ULL << (mg->nodes[k] % 64);
+	if (policy == NUMAPLACE_POLICY_INTERLEAVE)
+		memcpy(m.node_set, set, sizeof(set));
+	ret = np_migrate(mg->fd, &m);
+	atomic_fetch_add(&ops.migrations, 1);
+	snprintf(what, sizeof(what), "migrate %s of %s, %zu pages, flags %#x policy %d",
+		 array ? "array" : "range",
+		 t->b < 0 ? "scratch" : np_sb_name[t->b], n, flags, policy);
+	if (ret == -EOPNOTSUPP && engine) {
+		/* This engine is not built yet: leave it out from now on. */
+		atomic_fetch_and(mg->engines_ok, ~(unsigned int)engine);
+		np_msg("engine flag %#x: EOPNOTSUPP, left out\n", engine);
+		goto out;
+	}
+	if (ret) {
+		np_fail("%s: %s", what, strerror(-ret));
+		goto out;
+	}
+	if (m.done != n || st[n] != NP_SENTINEL) {
+		np_fail("%s: done %llu, or a write past status", what,
+			(unsigned long long)m.done);
+		goto out;
+	}
+	np_soak_counters(what, &m, st, n, !array,
+			 np_engines_allowed(mg->info, flags));
+	for (size_t i = 0; i < n; i++) {
+		int s = st[i];
+
+		if (s >= 0) {
+			if (np_status_target(mg, t, policy, &m, addrs, nodes,
+					     set, i, n, s))
+				continue;
+		} else if (s == -EBUSY || s == -ENOMEM || s == -ENOENT ||
+			   (s == -EACCES && !(flags & NUMAPLACE_MIGRATE_MOVE_ALL)) ||
+			   (s == -EFAULT && t->b < 0)) {
+			atomic_fetch_add(&ops.busy, s == -EBUSY);
+			continue;
+		}
+		np_fail("%s: page %zu status %d", what, i, s);
+		break;
+	}
+	atomic_fetch_add(&ops.moved, m.nr_moved_pages);
+out:
+	free(addrs);
+	free(st);
+	free(nodes);
+}
+
+static void *np_migrator_run(void *arg)
+{
+	struct np_migrator *mg = arg;
+	struct np_target t;
+
+	while (!atomic_load(&mix_stop)) {
+		np_pick(mg, &t);
+		if (np_rand_below(&mg->rs, 5) < 2)
+			np_soak_query(mg, &t);
+		else
+			np_soak_migrate(mg, &t);
+	}
+	return NULL;
+}
+
+/* ---- the test ---------------------------------------------------------- */
+
+FIXTURE(soak)
+{
+	int fd;
+	long refcnt;
+	struct numaplace_info info;
+	struct np_ctx c;
+	size_t slen;
+	pid_t kid;
+	int mfd;
+};
+
+FIXTURE_SETUP(soak)
+{
+	self->kid = -1;
+	self->mfd = -1;
+	self->fd = -1;
+	sh = MAP_FAILED;
+	self->refcnt = np_read_long("/sys/module/numaplace/refcnt");
+	self->fd = np_open();
+	if (self->fd == -ENOENT)
+		SKIP(return, "no " NUMAPLACE_DEVICE " (module not loaded)");
+	ASSERT_GE(self->fd, 0);
+	ASSERT_EQ(0, np_get_info(self->fd, &self->info));
+	if (!(self->info.features & (NUMAPLACE_FEAT_MIGRATE_KERNEL |
+				     NUMAPLACE_FEAT_MIGRATE_VMA)))
+		SKIP(return, "no migration engine (features %#llx)",
+		     (unsigned long long)self->info.features);
+	if (geteuid())
+		SKIP(return, "needs root (MOVE_ALL, /proc/vmstat refresh)");
+	if (!np_node_isset(self->info.node_memory, 0) ||
+	    !np_node_isset(self->info.node_memory, 1))
+		SKIP(return, "needs memory on nodes 0 and 1");
+	ASSERT_EQ(0, np_ctx_init(&self->c, self->fd, 0));
+	psz = self->c.psz;
+	np_write_str("/proc/sys/kernel/numa_balancing", "0");
+}
+
+FIXTURE_TEARDOWN(soak)
+{
+	if (sh != MAP_FAILED)
+		atomic_store(&sh->stop, 1);
+	if (self->kid > 0) {
+		kill(self->kid, SIGKILL);
+		waitpid(self->kid, NULL, 0);
+	}
+	if (self->mfd >= 0)
+		close(self->mfd);
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+/* The buffer @b, its first stamps written on node 0. */
+static char *np_soak_buf(FIXTURE_DATA(soak) *self, int b, size_t n)
+{
+	size_t len = n * psz;
+	char *raw, *p;
+
+	switch (b) {
+	case NP_SB_ANON:
+	case NP_SB_THP:
+		raw = mmap(NULL, len + NP_PMD, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (raw == MAP_FAILED)
+			return NULL;
+		p = (char *)(((uintptr_t)raw + NP_PMD - 1) & ~(NP_PMD - 1));
+		if (p > raw)
+			munmap(raw, p - raw);
+		munmap(p + len, raw + NP_PMD - p);
+		madvise(p, len, b == NP_SB_THP ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+		return p;
+	case NP_SB_FORK:
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		return p == MAP_FAILED ? NULL : p;
+	default:
+		self->mfd = memfd_create("np-soak", MFD_CLOEXEC);
+		if (self->mfd < 0 || ftruncate(self->mfd, len))
+			return NULL;
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 self->mfd, 0);
+		return p == MAP_FAILED ? NULL : p;
+	}
+}
+
+static long np_env_long(const char *name, long dflt, long max)
+{
+	const char *v = getenv(name);
+	char *end;
+	long x;
+
+	if (!v || !*v)
+		return dflt;
+	x = strtol(v, &end, 0);
+	if (*end || x < 0)
+		return dflt;
+	return x > max ? max : x;
+}
+
+/* Pages of buffer @b not on @node (move_pages(2) of @pid). */
+static long np_not_on(int pid, int b, int node, long *first, int *where)
+{
+	size_t n = sh->n[b];
+	__u64 *a = calloc(n, sizeof(*a));
+	int *st = calloc(n, sizeof(*st));
+	long bad = 0;
+
+	if (!a || !st) {
+		free(a);
+		free(st);
+		return n;
+	}
+	for (size_t i = 0; i < n; i++)
+		a[i] = (uintptr_t)sh->buf[b] + i * psz;
+	if (np_sys_query(pid, n, a, st)) {
+		bad = n;
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			if (st[i] == node)
+				continue;
+			if (!bad) {
+				*first = i;
+				*where = st[i];
+			}
+			bad++;
+		}
+	}
+	free(a);
+	free(st);
+	return bad;
+}
+
+TEST_F_TIMEOUT(soak, mix, NP_SOAK_MAX_S + NP_SOAK_END_S)
+{
+	long secs = np_env_long("NP_SOAK_SECONDS", NP_SOAK_DEFAULT_S, NP_SOAK_MAX_S);
+	__u64 seed = np_env_long("NP_SOAK_SEED", 0, LONG_MAX);
+	struct np_migrator mg[NP_SOAK_MIGRATORS];
+	atomic_uint engines_ok = NP_MIG_ENGINE_FLAGS;
+	pthread_t wr[NP_SB_NR], churn;
+	struct np_churn_arg ca;
+	long iso_anon0, iso_file0, iso_anon, iso_file, t0, first, refcnt;
+	int status, nodes[NUMAPLACE_MAX_NODES], nr_nodes = 0, where;
+	size_t gen_off = 0;
+	char *gens;
+
+	NP_SKIPPED();
+	if (!seed)
+		seed = (__u64)time(NULL) ^ (__u64)getpid() << 32;
+	np_msg("soak: %ld s, seed %llu (NP_SOAK_SEED to repeat)\n",
+		       secs, (unsigned long long)seed);
+	for (int k = 0; k < NUMAPLACE_MAX_NODES; k++)
+		if (np_node_isset(self->info.node_memory, k))
+			nodes[nr_nodes++] = k;
+	if (!(self->info.features & NUMAPLACE_FEAT_MIGRATE_KERNEL))
+		engines_ok &= ~NUMAPLACE_MIGRATE_ENGINE_KERNEL;
+	if (!(self->info.features & NUMAPLACE_FEAT_MIGRATE_VMA))
+		engines_ok &= ~NUMAPLACE_MIGRATE_ENGINE_VMA;
+	if (!(self->info.features & NUMAPLACE_FEAT_MIGRATE_BATCH))
+		engines_ok &= ~NUMAPLACE_MIGRATE_ENGINE_BATCH;
+	np_msg("engine flags in the mix: %#x (+ default)\n", engines_ok);
+	ASSERT_EQ(0, np_isolated(&iso_anon0, &iso_file0));
+
+	/* Shared state and generations, then the buffers on node 0. */
+	self->slen = sizeof(*sh);
+	for (int b = 0; b < NP_SB_NR; b++)
+		self->slen += (b == NP_SB_THP ? NP_SOAK_THP_PAGES : NP_SOAK_PAGES) *
+			      sizeof(atomic_ullong);
+	sh = mmap(NULL, self->slen, PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, sh);
+	gens = (char *)(sh + 1);
+	np_mempolicy(MPOL_BIND, 0);
+	for (int b = 0; b < NP_SB_NR; b++) {
+		sh->n[b] = b == NP_SB_THP ? NP_SOAK_THP_PAGES : NP_SOAK_PAGES;
+		sh->gen[b] = (atomic_ullong *)(gens + gen_off);
+		gen_off += sh->n[b] * sizeof(atomic_ullong);
+		sh->buf[b] = np_soak_buf(self, b, sh->n[b]);
+		ASSERT_NE(NULL, sh->buf[b]) TH_LOG("buffer %s", np_sb_name[b]);
+		for (size_t i = 0; i < sh->n[b]; i++)
+			np_page_stamp(sh->buf[b] + i * psz, b, i, 0);
+	}
+	np_mempolicy(MPOL_DEFAULT, -1);
+
+	self->kid = fork();
+	ASSERT_GE(self->kid, 0);
+	if (self->kid == 0)
+		np_soak_child();
+	while (!atomic_load(&sh->child_ready)) {
+		ASSERT_EQ(0, waitpid(self->kid, &status, WNOHANG))
+			TH_LOG("the child died: status %#x", status);
+		usleep(1000);
+	}
+	for (int b = 0; b < NP_SB_NR; b++)
+		ASSERT_EQ(0, pthread_create(&wr[b], NULL, np_writer,
+					    (void *)(intptr_t)b));
+	ca.seed = seed ^ 0x5bd1e995;
+	ASSERT_EQ(0, pthread_create(&churn, NULL, np_churn, &ca));
+	for (int i = 0; i < NP_SOAK_MIGRATORS; i++) {
+		memset(&mg[i], 0, sizeof(mg[i]));
+		mg[i].fd = np_open();
+		ASSERT_GE(mg[i].fd, 0);
+		ASSERT_EQ(0, np_ctx_init(&mg[i].c, mg[i].fd, 0));
+		mg[i].rs = seed * (i + 3) + 0x9e3779b97f4a7c15ULL;
+		mg[i].info = &self->info;
+		memcpy(mg[i].nodes, nodes, sizeof(nodes));
+		mg[i].nr_nodes = nr_nodes;
+		mg[i].engines_ok = &engines_ok;
+		ASSERT_EQ(0, pthread_create(&mg[i].th, NULL, np_migrator_run,
+					    &mg[i]));
+	}
+
+	t0 = np_mono_ms();
+	while (np_mono_ms() - t0 < secs * 1000) {
+		if (waitpid(self->kid, &status, WNOHANG)) {
+			np_fail("the fork child died: status %#x", status);
+			break;
+		}
+		usleep(100000);
+	}
+	atomic_store(&mix_stop, 1);
+	for (int i = 0; i < NP_SOAK_MIGRATORS; i++) {
+		pthread_join(mg[i].th, NULL);
+		close(mg[i].fd);
+	}
+	pthread_join(churn, NULL);
+	atomic_store(&sh->stop, 1);
+	for (int b = 0; b < NP_SB_NR; b++)
+		pthread_join(wr[b], NULL);
+	while (!atomic_load(&sh->child_done)) {
+		ASSERT_EQ(0, waitpid(self->kid, &status, WNOHANG))
+			TH_LOG("the child died: status %#x", status);
+		usleep(1000);
+	}
+	np_msg("%ld queries, %ld migrations (%ld pages moved, %ld -EBUSY), "
+		       "%ld churn steps, %ld pages stamped in %ld ms\n",
+		       (long)ops.queries, (long)ops.migrations, (long)ops.moved,
+		       (long)ops.busy, (long)ops.churn, (long)sh->writes,
+		       np_mono_ms() - t0);
+	EXPECT_EQ(0, atomic_load(&sh->errors));
+
+	/* 1. Every byte the last value written, in both views. */
+	for (int b = 0; b < NP_SB_NR; b++) {
+		first = -1;
+		EXPECT_EQ(0, np_bad_pages(b, &first))
+			TH_LOG("%s: first bad page %ld", np_sb_name[b], first);
+	}
+	atomic_store(&sh->verify, 1);
+	ASSERT_EQ(self->kid, waitpid(self->kid, &status, 0));
+	self->kid = -1;
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("child status %#x", status);
+	EXPECT_EQ(0, atomic_load(&sh->child_bad));
+
+	/* 2. Everything can go home to node 0, and is there. */
+	for (int b = 0; b < NP_SB_NR; b++) {
+		struct numaplace_migrate m;
+
+		for (int tries = 0; tries < NP_SOAK_FINAL_TRIES; tries++) {
+			ASSERT_EQ(0, np_migrate_node(self->fd, 0,
+						     NUMAPLACE_MIGRATE_MOVE_ALL,
+						     (uintptr_t)sh->buf[b],
+						     sh->n[b] * psz, 0, NULL, &m));
+			if (!m.nr_failed_pages)
+				break;
+			usleep(10000);
+		}
+		EXPECT_EQ(0, m.nr_failed_pages) TH_LOG("%s", np_sb_name[b]);
+		first = -1;
+		where = 0;
+		EXPECT_EQ(0, np_not_on(0, b, 0, &first, &where))
+			TH_LOG("%s: page %ld on %d", np_sb_name[b], first, where);
+		first = -1;
+		EXPECT_EQ(0, np_bad_pages(b, &first))
+			TH_LOG("%s after the last move: first bad page %ld",
+			       np_sb_name[b], first);
+	}
+
+	/* 3. Nothing left isolated. */
+	t0 = np_mono_ms();
+	do {
+		ASSERT_EQ(0, np_isolated(&iso_anon, &iso_file));
+		if (iso_anon <= iso_anon0 && iso_file <= iso_file0)
+			break;
+		usleep(100000);
+	} while (np_mono_ms() - t0 < NP_SOAK_ISO_WAIT_MS);
+	EXPECT_LE(iso_anon, iso_anon0);
+	EXPECT_LE(iso_file, iso_file0);
+
+	/* 4. The module's references: only the fixture's fd is left. */
+	for (int b = 0; b < NP_SB_NR; b++)
+		munmap(sh->buf[b], sh->n[b] * psz);
+	close(self->fd);
+	self->fd = -1;
+	refcnt = np_read_long("/sys/module/numaplace/refcnt");
+	if (self->refcnt >= 0)
+		EXPECT_EQ(self->refcnt, refcnt);
+	munmap(sh, self->slen);
+	sh = MAP_FAILED;
+}
+
+TEST_HARNESS_MAIN
