@@ -66,7 +66,8 @@ static int np_limit_show(struct seq_file *s, void *unused)
 {
 	int from = first_node(node_states[N_MEMORY]);
 	int to = next_node_in(from, node_states[N_MEMORY]);
-	unsigned int cpus = num_online_cpus();
+	unsigned int cpus = min_t(unsigned int, num_online_cpus(),
+				  NP_COPY_WORKERS_MAX);
 	struct np_limit l;
 	u64 t0, ns;
 	int ret;
@@ -82,11 +83,10 @@ static int np_limit_show(struct seq_file *s, void *unused)
 	if (ret)
 		goto free_pages;
 	t0 = ktime_get_ns();
-	np_par_run(NP_LIMIT_PAGES, min(cpus, (unsigned int)NP_COPY_WORKERS_MAX),
-		   NUMA_NO_NODE, np_limit_share, &l);
+	np_par_run(NP_LIMIT_PAGES, cpus, NUMA_NO_NODE, np_limit_share, &l);
 	ns = ktime_get_ns() - t0;
 	seq_printf(s, "%lu %llu %u\n", (unsigned long)NP_LIMIT_PAGES << PAGE_SHIFT,
-		   ns, min(cpus, (unsigned int)NP_COPY_WORKERS_MAX));
+		   ns, cpus);
 free_pages:
 	np_limit_free(l.dst, NP_LIMIT_PAGES);
 	np_limit_free(l.src, NP_LIMIT_PAGES);

@@ -366,11 +366,12 @@ enum {
 	NP_FZ_EINVAL = 1 << 0, NP_FZ_E2BIG = 1 << 1, NP_FZ_EFAULT = 1 << 2,
 	NP_FZ_ESRCH = 1 << 3, NP_FZ_EPERM = 1 << 4, NP_FZ_EINTR = 1 << 5,
 	NP_FZ_ENODEV = 1 << 6, NP_FZ_EACCES = 1 << 7,
-	NP_FZ_EOPNOTSUPP = 1 << 8,
+	NP_FZ_EOPNOTSUPP = 1 << 8, NP_FZ_ENOMEM = 1 << 9, NP_FZ_EMFILE = 1 << 10,
 };
 
 static const int np_fz_errnos[] = {
 	EINVAL, E2BIG, EFAULT, ESRCH, EPERM, EINTR, ENODEV, EACCES, EOPNOTSUPP,
+	ENOMEM, EMFILE,
 };
 
 /* Documentation/abi.md, per command. */
@@ -392,6 +393,15 @@ static const struct np_fz_cmd np_fz_cmds[NUMAPLACE_CMD_MAX] = {
 		NP_FZ_EINVAL | NP_FZ_E2BIG | NP_FZ_EFAULT | NP_FZ_ESRCH |
 		NP_FZ_EPERM | NP_FZ_EINTR | NP_FZ_ENODEV | NP_FZ_EACCES |
 		NP_FZ_EOPNOTSUPP,
+	},
+	/* Returns a new fd; writes nothing back. */
+	[NUMAPLACE_CMD_WATCH] = {
+		"WATCH", sizeof(struct numaplace_watch),
+		NUMAPLACE_WATCH_SIZE_VER0,
+		NUMAPLACE_WATCH_CLOEXEC | NUMAPLACE_WATCH_NONBLOCK,
+		NP_FZ_EINVAL | NP_FZ_E2BIG | NP_FZ_EFAULT | NP_FZ_ESRCH |
+		NP_FZ_EPERM | NP_FZ_EINTR | NP_FZ_EOPNOTSUPP | NP_FZ_ENOMEM |
+		NP_FZ_EMFILE,
 	},
 };
 
@@ -420,6 +430,27 @@ static void np_fz_fill_info(struct np_fz_thread *t, struct numaplace_info *a)
 		a->reserved[np_fz_below(&t->rng, 4)] = np_fz_next(&t->rng);
 	if (np_fz_chance(&t->rng, 10))
 		a->abi_version = np_fz_next(&t->rng);	/* out field: ignored */
+}
+
+static void np_fz_fill_watch(struct np_fz_thread *t, struct numaplace_watch *a)
+{
+	__u64 *s = &t->rng;
+
+	a->pid = np_fz_pid(t);
+	a->start = np_fz_addr(t);
+	a->len = np_fz_len(s);
+	a->cookie = np_fz_next(s);
+	if (np_fz_chance(s, 40)) {
+		a->node_pages_ptr = np_fz_out(t);
+		a->node_pages_len = np_fz_pick(s, ((const __u32[]){ 0, 1, 2, 3,
+			t->z->info.nr_node_ids, 64, 1024, 1025, ~0U }));
+	}
+	if (np_fz_chance(s, 4))
+		a->reserved0 = 1;
+	if (np_fz_chance(s, 4))
+		a->reserved1 = 1;
+	if (np_fz_chance(s, 4))
+		a->reserved[np_fz_below(s, 4)] = np_fz_next(s);
 }
 
 static void np_fz_fill_query(struct np_fz_thread *t, struct numaplace_query *a)
@@ -543,6 +574,7 @@ static void np_fz_call(struct np_fz_thread *t)
 		struct numaplace_info info;
 		struct numaplace_query query;
 		struct numaplace_migrate migrate;
+		struct numaplace_watch watch;
 		char bytes[4096];
 	} a;
 	size_t usize, off = 0, written;
@@ -610,6 +642,9 @@ static void np_fz_call(struct np_fz_thread *t)
 		break;
 	case NUMAPLACE_CMD_MIGRATE:
 		np_fz_fill_migrate(t, &a.migrate);
+		break;
+	case NUMAPLACE_CMD_WATCH:
+		np_fz_fill_watch(t, &a.watch);
 		break;
 	}
 
@@ -703,8 +738,12 @@ static void np_fz_call(struct np_fz_thread *t)
 	if (where == NP_FZ_AT_RO)
 		mprotect(p, slen, PROT_READ | PROT_WRITE);
 
-	if (ret > 0)
+	if (ret > 0 && nr == NUMAPLACE_CMD_WATCH && valid_cmd) {
+		close(ret);	/* the watch's fd */
+		ret = 0;
+	} else if (ret > 0) {
 		np_fz_fail(z, "%s: returned %d", t->last, ret);
+	}
 	if (ms > NP_FZ_CALL_MAX_MS)
 		np_fz_fail(z, "%s: took %ld ms", t->last, ms);
 	if (expect) {
@@ -725,7 +764,8 @@ static void np_fz_call(struct np_fz_thread *t)
 	{
 		size_t hi = off;
 
-		if (!expect)
+		/* WATCH reads its struct and writes nothing back. */
+		if (!expect && nr != NUMAPLACE_CMD_WATCH)
 			hi = off + (usize < c->size ? usize : c->size);
 		for (size_t i = 0; i < slen; i++) {
 			if ((i >= off && i < hi) || p[i] == t->before[i])
@@ -736,7 +776,7 @@ static void np_fz_call(struct np_fz_thread *t)
 				   (unsigned char)p[i]);
 			break;
 		}
-		if (!err && where == NP_FZ_AT_START &&
+		if (!err && where == NP_FZ_AT_START && nr != NUMAPLACE_CMD_WATCH &&
 		    *(__u32 *)(p + off) != (usize < c->size ? usize : c->size))
 			np_fz_fail(z, "%s: size written back %u", t->last,
 				   *(__u32 *)(p + off));
