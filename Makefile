@@ -61,7 +61,7 @@ BENCH_SRC := $(wildcard tools/bench/*.c)
 BENCHES  := $(patsubst tools/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 MOD_SRC  := Kbuild $(wildcard module/*.c module/*.h uapi/linux/*.h)
 
-.PHONY: all modules modules-all tools deps check checkpatch demo bench bench-stats bench-profile clean \
+.PHONY: all modules modules-all tools deps check checkpatch demo bench bench-stats bench-profile bench-watch clean \
 	bench-preload install install-tools install-headers check-debug
 all: modules tools
 
@@ -201,6 +201,15 @@ bench-stats: modules-all tools $(BENCHES)
 			--add $(BUILD)/kmod/$$abi-nostats/numaplace.ko:/root/nostats.ko \
 			--add tools/bench/stats-cost.sh:/root/stats-cost.sh \
 			-- /root/stats-cost.sh /root/nostats.ko || rc=1; \
+	done; exit $$rc
+
+# What 100 idle placement watches cost the benchmarks, in deterministic time.
+bench-watch: modules-all tools $(BENCHES)
+	@rc=0; for k in $(KERNELS); do \
+		echo "=== bench-watch: kernel $$k"; \
+		tools/vm/run --kernel $$k --timeout 3600 --accel icount \
+			--add tools/bench/watch-cost.sh:/root/watch-cost.sh \
+			-- /root/watch-cost.sh || rc=1; \
 	done; exit $$rc
 
 # Where migration time goes, per engine and phase (the module's counters
