@@ -68,12 +68,6 @@ struct np_ig {
 	atomic_ullong gen[];	/* the last generation written to each page */
 };
 
-static __u64 np_ig_word(size_t i, __u64 g, size_t k)
-{
-	__u64 x = (i + 1) * 0x9e3779b97f4a7c15ULL ^ g * 0xc2b2ae3d27d4eb4fULL;
-
-	return x ^ (k * 0x165667b19e3779f9ULL) ^ (x >> 29);
-}
 
 /* 1 if page @i holds generation @g's stamp in every word. */
 static int np_ig_ok(const struct np_ig *s, size_t i, __u64 g)
@@ -81,7 +75,7 @@ static int np_ig_ok(const struct np_ig *s, size_t i, __u64 g)
 	const volatile __u64 *w = (const __u64 *)(s->buf + i * psz);
 
 	for (size_t k = 0; k < psz / 8; k++)
-		if (w[k] != np_ig_word(i, g, k))
+		if (w[k] != np_stamp_word(i, g, k))
 			return 0;
 	return 1;
 }
@@ -91,7 +85,7 @@ static void np_ig_stamp(struct np_ig *s, size_t i, __u64 g)
 	volatile __u64 *w = (__u64 *)(s->buf + i * psz);
 
 	for (size_t k = 0; k < psz / 8; k++)
-		w[k] = np_ig_word(i, g, k);
+		w[k] = np_stamp_word(i, g, k);
 }
 
 /* Writer @id of s->writers: pages i with i % writers == id. */
@@ -312,41 +306,6 @@ static void np_ig_child(struct np_ig *s)
 	_exit(0);
 }
 
-/*
- * Where each page is (move_pages(2) query of @pid); the count of pages
- * not on @node, the first in *first.
- */
-static long np_ig_not_on(int pid, const char *buf, size_t n, int node,
-			 long *first, int *where)
-{
-	__u64 *a = calloc(n, sizeof(*a));
-	int *st = calloc(n, sizeof(*st));
-	long bad = 0;
-
-	if (!a || !st) {
-		free(a);
-		free(st);
-		return n;
-	}
-	for (size_t i = 0; i < n; i++)
-		a[i] = (uintptr_t)buf + i * psz;
-	if (np_sys_query(pid, n, a, st)) {
-		bad = n;
-	} else {
-		for (size_t i = 0; i < n; i++) {
-			if (st[i] == node)
-				continue;
-			if (!bad) {
-				*first = i;
-				*where = st[i];
-			}
-			bad++;
-		}
-	}
-	free(a);
-	free(st);
-	return bad;
-}
 
 /*
  * The test: @n pages of @kind, stamped by the writers while the buffer
@@ -438,7 +397,7 @@ static void np_integrity(struct __test_metadata *_metadata,
 		{
 			long f = 0;
 			int wh = 0;
-			long not_on = np_ig_not_on(0, s->buf, n, node, &f, &wh);
+			long not_on = np_pages_not_on(0, s->buf, n, node, &f, &wh);
 			long busy_now = 0;
 
 			for (size_t i = 0; i < n; i++)
@@ -481,10 +440,10 @@ static void np_integrity(struct __test_metadata *_metadata,
 		TH_LOG("writers found %ld stamps changed, first page %ld",
 		       (long)atomic_load(&s->errors),
 		       (long)atomic_load(&s->first_bad));
-	EXPECT_EQ(0, np_ig_not_on(0, s->buf, n, node, &first, &where))
+	EXPECT_EQ(0, np_pages_not_on(0, s->buf, n, node, &first, &where))
 		TH_LOG("page %ld on %d, not %d", first, where, node);
 	if (child) {
-		EXPECT_EQ(0, np_ig_not_on(self->kid, s->buf, n, node, &first,
+		EXPECT_EQ(0, np_pages_not_on(self->kid, s->buf, n, node, &first,
 					  &where))
 			TH_LOG("child: page %ld on %d, not %d", first, where, node);
 		atomic_store(&s->verify, 1);

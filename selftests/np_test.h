@@ -1314,6 +1314,54 @@ static inline __u32 np_engines_allowed(const struct numaplace_info *info,
 	return e & np_engines_available(info);
 }
 
+/*
+ * Stamp word @k of page @i at generation @g: the integrity tests write it
+ * to every word and check every byte against it.
+ */
+static inline __u64 np_stamp_word(size_t i, __u64 g, size_t k)
+{
+	__u64 x = (i + 1) * 0x9e3779b97f4a7c15ULL ^ g * 0xc2b2ae3d27d4eb4fULL;
+
+	return x ^ (k * 0x165667b19e3779f9ULL) ^ (x >> 29);
+}
+
+/*
+ * Where each page is (move_pages(2) query of @pid); the count of pages
+ * not on @node, the first in *first.
+ */
+static inline long np_pages_not_on(int pid, const char *buf, size_t n,
+				   int node, long *first, int *where)
+{
+	const size_t psz = sysconf(_SC_PAGESIZE);
+	__u64 *a = calloc(n, sizeof(*a));
+	int *st = calloc(n, sizeof(*st));
+	long bad = 0;
+
+	if (!a || !st) {
+		free(a);
+		free(st);
+		return n;
+	}
+	for (size_t i = 0; i < n; i++)
+		a[i] = (uintptr_t)buf + i * psz;
+	if (np_sys_query(pid, n, a, st)) {
+		bad = n;
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			if (st[i] == node)
+				continue;
+			if (!bad) {
+				*first = i;
+				*where = st[i];
+			}
+			bad++;
+		}
+	}
+	free(a);
+	free(st);
+	return bad;
+}
+
 /* The NUMAPLACE_FAIL_* slot a negative status is counted in. */
 static inline int np_fail_slot(int status)
 {

@@ -122,12 +122,6 @@ static __u64 np_rc_rand(__u64 *s)
 	return *s;
 }
 
-static __u64 np_rc_word(size_t i, __u64 g, size_t k)
-{
-	__u64 x = (i + 1) * 0x9e3779b97f4a7c15ULL ^ g * 0xc2b2ae3d27d4eb4fULL;
-
-	return x ^ (k * 0x165667b19e3779f9ULL) ^ (x >> 29);
-}
 
 static void np_rc_log(struct np_rc *x, const char *fmt, ...)
 {
@@ -156,7 +150,7 @@ static int np_rc_ok(const struct np_rc *x, size_t i, __u64 g)
 
 		zero &= v == 0;
 		stamp &= g != NP_RC_ZERO &&
-			 v == np_rc_word(i, g & ~NP_RC_OR_ZERO, k);
+			 v == np_stamp_word(i, g & ~NP_RC_OR_ZERO, k);
 	}
 	if (g == NP_RC_ZERO)
 		return zero;
@@ -209,7 +203,7 @@ static void np_rc_write_page(struct np_rc *x, size_t i)
 			  i, (unsigned long long)g, (unsigned long long)w[0]);
 	ng = atomic_fetch_add(&x->next_gen, 1);
 	for (size_t k = 0; k < psz / 8; k++)
-		w[k] = np_rc_word(i, ng, k);
+		w[k] = np_stamp_word(i, ng, k);
 	atomic_store(&x->gen[i], ng);
 	atomic_fetch_add(&x->writes, 1);
 }

@@ -844,34 +844,7 @@ static long np_env_long(const char *name, long dflt, long max)
 /* Pages of buffer @b not on @node (move_pages(2) of @pid). */
 static long np_not_on(int pid, int b, int node, long *first, int *where)
 {
-	size_t n = sh->n[b];
-	__u64 *a = calloc(n, sizeof(*a));
-	int *st = calloc(n, sizeof(*st));
-	long bad = 0;
-
-	if (!a || !st) {
-		free(a);
-		free(st);
-		return n;
-	}
-	for (size_t i = 0; i < n; i++)
-		a[i] = (uintptr_t)sh->buf[b] + i * psz;
-	if (np_sys_query(pid, n, a, st)) {
-		bad = n;
-	} else {
-		for (size_t i = 0; i < n; i++) {
-			if (st[i] == node)
-				continue;
-			if (!bad) {
-				*first = i;
-				*where = st[i];
-			}
-			bad++;
-		}
-	}
-	free(a);
-	free(st);
-	return bad;
+	return np_pages_not_on(pid, sh->buf[b], sh->n[b], node, first, where);
 }
 
 TEST_F_TIMEOUT(soak, mix, NP_SOAK_MAX_S + NP_SOAK_END_S)

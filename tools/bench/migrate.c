@@ -830,8 +830,7 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[a], "--variant") && a + 1 < argc) {
 			np_only_variant = argv[++a];
 		} else if (np_bench_watches_arg(argc, argv, &a, &watches) != 1) {
-			fprintf(stderr, "usage: migrate [--rounds N] [--watches N] [--method WORD] [--variant 4k|thp|4k-ilv]
-");
+			fprintf(stderr, "usage: migrate [--rounds N] [--watches N] [--method WORD] [--variant 4k|thp|4k-ilv]\n");
 			return 2;
 		}
 	}
