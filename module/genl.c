@@ -256,24 +256,35 @@ static int np_genl_event_fill(struct sk_buff *skb,
 	return 0;
 }
 
-/* One MIGRATE_DONE per completed call, only when someone listens. */
-void np_genl_migrate_done(const struct numaplace_migrate *a, pid_t pid,
-			  u64 duration_ns, int err)
+/* A message for the events group, or NULL: nobody listens (or no memory). */
+static struct sk_buff *np_genl_event_new(void)
 {
-	struct sk_buff *msg;
-
 	if (!genl_has_listeners(&np_genl_family, &init_net,
 				NP_GENL_MCGRP_EVENTS))
-		return;
-	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
-	if (!msg)
-		return;
-	if (np_genl_event_fill(msg, a, pid, duration_ns, err)) {
+		return NULL;
+	return genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+}
+
+/* Send @msg to the events group if @fill_err is 0, else drop it. */
+static void np_genl_event_send(struct sk_buff *msg, int fill_err)
+{
+	if (fill_err) {
 		nlmsg_free(msg);
 		return;
 	}
 	genlmsg_multicast(&np_genl_family, msg, 0, NP_GENL_MCGRP_EVENTS,
 			  GFP_KERNEL);
+}
+
+/* One MIGRATE_DONE per completed call, only when someone listens. */
+void np_genl_migrate_done(const struct numaplace_migrate *a, pid_t pid,
+			  u64 duration_ns, int err)
+{
+	struct sk_buff *msg = np_genl_event_new();
+
+	if (msg)
+		np_genl_event_send(msg, np_genl_event_fill(msg, a, pid,
+							   duration_ns, err));
 }
 
 /* One node's totals of a watch record, when it has pages before or after. */
@@ -331,20 +342,11 @@ cancel:
 void np_genl_watch(const struct np_watch_rec *r, pid_t pid, u64 cookie,
 		   u64 id)
 {
-	struct sk_buff *msg;
+	struct sk_buff *msg = np_genl_event_new();
 
-	if (!genl_has_listeners(&np_genl_family, &init_net,
-				NP_GENL_MCGRP_EVENTS))
-		return;
-	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
-	if (!msg)
-		return;
-	if (np_genl_watch_fill(msg, r, pid, cookie, id)) {
-		nlmsg_free(msg);
-		return;
-	}
-	genlmsg_multicast(&np_genl_family, msg, 0, NP_GENL_MCGRP_EVENTS,
-			  GFP_KERNEL);
+	if (msg)
+		np_genl_event_send(msg, np_genl_watch_fill(msg, r, pid, cookie,
+							   id));
 }
 
 int np_genl_init(void)
