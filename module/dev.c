@@ -24,7 +24,7 @@ union np_ioctl_buf {
 	struct numaplace_watch watch;
 };
 
-#define NP_IOCTL_OP(_nr, _fn, _struct, _ver0, _flags, _progress)         \
+#define __NP_IOCTL_OP(_nr, _fn, _struct, _ver0, _flags, _progress, _fd) \
 	[_nr] = {                                                          \
 		.cmd = _IO(NUMAPLACE_TYPE, _nr),                           \
 		.handler = _fn,                                            \
@@ -32,18 +32,15 @@ union np_ioctl_buf {
 		.min_size = _ver0,                                         \
 		.valid_flags = _flags,                                     \
 		.progress = _progress,                                     \
+		.new_fd = _fd,                                             \
 	}
+
+#define NP_IOCTL_OP(_nr, _fn, _struct, _ver0, _flags, _progress)         \
+	__NP_IOCTL_OP(_nr, _fn, _struct, _ver0, _flags, _progress, false)
 
 /* A command that answers with a new file descriptor. */
 #define NP_IOCTL_OP_FD(_nr, _fn, _struct, _ver0, _flags)                 \
-	[_nr] = {                                                          \
-		.cmd = _IO(NUMAPLACE_TYPE, _nr),                           \
-		.handler = _fn,                                            \
-		.size = sizeof(_struct),                                   \
-		.min_size = _ver0,                                         \
-		.valid_flags = _flags,                                     \
-		.new_fd = true,                                            \
-	}
+	__NP_IOCTL_OP(_nr, _fn, _struct, _ver0, _flags, false, true)
 
 static const struct np_ioctl_op np_ioctl_ops[] = {
 	NP_IOCTL_OP(NUMAPLACE_CMD_INFO, np_info, struct numaplace_info,

@@ -2,6 +2,8 @@
 #ifndef NP_CLI_H
 #define NP_CLI_H
 
+#include <signal.h>
+
 /* Exit codes of the numaplace tool. */
 enum np_exit {
 	NP_EXIT_OK = 0,
@@ -23,6 +25,10 @@ struct np_cmd {
 
 int np_parse_range(const char *s, unsigned long long *start,
 		   unsigned long long *end);
+
+/* Set by SIGINT / SIGTERM once np_stop_on_signals() ran (no SA_RESTART). */
+extern volatile sig_atomic_t np_stop;
+void np_stop_on_signals(void);
 
 int np_cmd_info(int argc, char **argv);
 int np_cmd_query(int argc, char **argv);

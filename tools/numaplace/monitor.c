@@ -41,13 +41,6 @@ struct np_event {
 	__u64 pages, bytes, duration_ns, failed;
 };
 
-static volatile sig_atomic_t np_stop;
-
-static void np_on_signal(int sig)
-{
-	np_stop = 1;
-}
-
 static void np_monitor_usage(FILE *out)
 {
 	fprintf(out,
@@ -256,7 +249,6 @@ static int np_monitor_cb(const struct nlmsghdr *nlh, void *data)
 
 int np_cmd_monitor(int argc, char **argv)
 {
-	struct sigaction sa = { .sa_handler = np_on_signal };
 	struct np_monitor mon = { 0 };
 	uint16_t ctrl_id;
 	int a, ret;
@@ -298,9 +290,7 @@ int np_cmd_monitor(int argc, char **argv)
 	}
 
 	/* No SA_RESTART: the signal ends the receive at once. */
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	np_stop_on_signals();
 	np_print_header(&mon);
 	while (!np_stop) {
 		ret = np_nl_recv_notify(&mon.nl, np_monitor_cb, &mon);

@@ -90,13 +90,6 @@ static const char *const np_phase_names[NUMAPLACE_PHASE_MAX] = {
 /* By bit number of NUMAPLACE_ENGINE_*. */
 static const char *const np_engine_names[] = { "kernel", "vma", "batch" };
 
-static volatile sig_atomic_t np_stop;
-
-static void np_on_signal(int sig)
-{
-	np_stop = 1;
-}
-
 static double np_clock(clockid_t id)
 {
 	struct timespec ts;
@@ -890,7 +883,6 @@ int np_cmd_stats(int argc, char **argv)
 {
 	struct np_stats_cmd c = { .format = NP_ST_TEXT };
 	struct np_st st[2] = { { 0 } }, *cur = &st[0], *prev = NULL;
-	struct sigaction sa = { .sa_handler = np_on_signal };
 	struct np_nl nl;
 	int ret;
 
@@ -905,9 +897,7 @@ int np_cmd_stats(int argc, char **argv)
 		return ret == -ENOENT ? NP_EXIT_NODEV : NP_EXIT_FAIL;
 
 	/* No SA_RESTART: a signal ends a sleep or a receive at once. */
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	np_stop_on_signals();
 	/* Watching, the loop prints its errors: the module may come back. */
 	nl.quiet = c.watch;
 	for (;;) {

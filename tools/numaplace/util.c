@@ -4,6 +4,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -44,4 +45,24 @@ int np_parse_range(const char *s, unsigned long long *start,
 	*start = a & ~mask;
 	*end = b > (~0ULL & ~mask) ? ~0ULL & ~mask : (b + mask) & ~mask;
 	return *end <= *start ? -ERANGE : 0;
+}
+
+volatile sig_atomic_t np_stop;
+
+static void np_on_signal(int sig)
+{
+	np_stop = 1;
+}
+
+/*
+ * SIGINT and SIGTERM set np_stop instead of killing the command; a blocked
+ * call returns EINTR (no SA_RESTART), so loops see it at once.
+ */
+void np_stop_on_signals(void)
+{
+	struct sigaction sa = { .sa_handler = np_on_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
 }

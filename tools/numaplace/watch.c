@@ -42,13 +42,6 @@ struct np_watch_cmd {
 	long count;		/* records to print, 0: no limit */
 };
 
-static volatile sig_atomic_t np_stop;
-
-static void np_on_signal(int sig)
-{
-	np_stop = 1;
-}
-
 static void np_watch_usage(FILE *out)
 {
 	fprintf(out,
@@ -387,7 +380,6 @@ static int np_watch_loop(const struct np_watch_cmd *c, int fd)
 
 int np_cmd_watch(int argc, char **argv)
 {
-	struct sigaction sa = { .sa_handler = np_on_signal };
 	__u64 totals[NUMAPLACE_WATCH_NODES] = { 0 };
 	struct np_watch_cmd c = { 0 };
 	struct numaplace_info info;
@@ -416,9 +408,7 @@ int np_cmd_watch(int argc, char **argv)
 	if (!c.pid)
 		c.pid = getpid();
 	/* No SA_RESTART: the signal ends the read at once. */
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	np_stop_on_signals();
 	np_watch_print_start(&c, totals, info.nr_node_ids);
 	ret = np_watch_loop(&c, fd);
 	numaplace_watch_close(fd);
