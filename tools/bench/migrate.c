@@ -240,20 +240,27 @@ static const struct np_method np_methods[NP_NR_METHODS] = {
 /*
  * The ceiling: the guest kernel copying 256 MiB with every online CPU
  * (the module's debugfs copy_limit), GB/s; -1 when it cannot be read.
+ * @zero: how fast the same CPUs zero those pages (what init_on_alloc
+ * makes the allocator do to every destination), GB/s, or -1.
  */
-static double np_copy_limit(unsigned int *cpus)
+static double np_copy_limit(unsigned int *cpus, double *zero)
 {
-	unsigned long long bytes, ns;
+	unsigned long long bytes, ns, zero_ns;
 	double gbps = -1;
 	FILE *f;
+	int n;
 
 	if (access(NP_COPY_LIMIT, R_OK))
 		(void)system("mount -t debugfs none /sys/kernel/debug 2>/dev/null");
 	f = fopen(NP_COPY_LIMIT, "r");
 	if (!f)
 		return -1;
-	if (fscanf(f, "%llu %llu %u", &bytes, &ns, cpus) == 3 && ns)
+	*zero = -1;
+	n = fscanf(f, "%llu %llu %u %llu", &bytes, &ns, cpus, &zero_ns);
+	if (n >= 3 && ns)
 		gbps = (double)bytes / ns;
+	if (n == 4 && zero_ns)
+		*zero = (double)bytes / zero_ns;
 	fclose(f);
 	return gbps;
 }
@@ -880,16 +887,21 @@ int main(int argc, char **argv)
 	np_print_table(res);
 	if (np_migrate_features && !np_only_method && !np_only_variant) {
 		unsigned int cpus = 0;
-		double lim = np_copy_limit(&cpus), best;
+		double zero, zero_best, lim = np_copy_limit(&cpus, &zero_best),
+		       best;
 
 		/* Best of 3, like the methods. */
 		for (v = 1; v < 3 && lim > 0; v++) {
-			best = np_copy_limit(&cpus);
+			best = np_copy_limit(&cpus, &zero);
 			lim = best > lim ? best : lim;
+			zero_best = zero > zero_best ? zero : zero_best;
 		}
 		if (lim > 0) {
 			printf("%-32s %9.3f GB/s (%u CPUs, copy_highpage, best of 3)\n",
 			       "kernel copy limit", lim, cpus);
+			if (zero_best > 0)
+				printf("%-32s %9.3f GB/s (%u CPUs, clear_highpage, best of 3)\n",
+				       "kernel zeroing limit", zero_best, cpus);
 			printf("%-32s", "MIGRATE / kernel copy limit");
 			for (v = 0; v < NP_NR_VARIANTS; v++) {
 				double num = np_gbps(&res[v], NP_M_MIGRATE);
