@@ -105,13 +105,14 @@ static void np_mig_pending(struct np_mig *m, unsigned int i, unsigned int n,
  * move: a page in between that it must leave alone (in place, shared, the
  * kernel engine's) would be unmapped, isolated and remapped for nothing.
  * Holding its lock keeps it out (migrate_vma_setup() skips a page it
- * cannot trylock) for the price of a lock and a reference. Range mode
- * only: an address array may name the page again, to be moved.
+ * cannot trylock) for the price of a lock and a reference. Not when the
+ * round's address array names a page twice, or may (@hold_ok): the page
+ * held as in place could be named again to move.
  */
 static void np_collect_hold(struct np_mig *m, struct folio *folio,
 			    unsigned int i)
 {
-	if (!m->held || m->last_vma_vma != m->w.vma ||
+	if (!m->held || !m->hold_ok || m->last_vma_vma != m->w.vma ||
 	    i - m->last_vma_idx > NP_BATCH_GAP || folio_test_large(folio) ||
 	    m->nr_held >= m->chunk || !folio_trylock(folio))
 		return;

@@ -87,11 +87,9 @@ int np_engine_batch_begin(struct np_mig *m)
 	b->target = kvmalloc_array(n, sizeof(*b->target), GFP_KERNEL);
 	b->pages = kvmalloc_array(n, sizeof(*b->pages), GFP_KERNEL);
 	b->slots = kvmalloc_array(n, sizeof(*b->slots), GFP_KERNEL);
-	/* Range mode only: see np_collect_hold(). */
-	if (!(m->a->flags & NUMAPLACE_MIGRATE_PAGES))
-		m->held = kvmalloc_array(n, sizeof(*m->held), GFP_KERNEL);
+	m->held = kvmalloc_array(n, sizeof(*m->held), GFP_KERNEL);
 	if (!b->src || !b->dst || !b->target || !b->pages || !b->slots ||
-	    (!(m->a->flags & NUMAPLACE_MIGRATE_PAGES) && !m->held)) {
+	    !m->held) {
 		np_engine_batch_end(m);
 		return -ENOMEM;
 	}

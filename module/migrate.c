@@ -285,7 +285,7 @@ static int np_migrate_array(struct np_mig *m, struct np_stretch *st)
 
 	for (i = 0; i < m->a->count; i += n) {
 		n = min_t(u64, m->a->count - i, m->chunk);
-		nr = np_get_stretches(upages + i, n, st);
+		nr = np_get_stretches(upages + i, n, st, &m->hold_ok);
 		if (nr < 0)
 			return nr;
 		good = np_migrate_get_nodes(m, i, n, &err);
@@ -416,6 +416,7 @@ static int np_migrate_run(struct np_mig *m)
 		ret = st ? np_migrate_array(m, st) : -ENOMEM;
 		kvfree(st);
 	} else if (a->len) {
+		m->hold_ok = true;
 		ret = np_migrate_range(m, a->start & PAGE_MASK,
 				       PAGE_ALIGN(a->start + a->len));
 	}

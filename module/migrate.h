@@ -36,6 +36,9 @@
  * @held: the batched engine's: folios locked by collect to keep them out
  *	of its unmap (np_collect_hold()), unlocked when it is done
  * @nr_held: how many
+ * @hold_ok: collect may hold folios this round: range mode, or an address
+ *	array whose pages strictly ascend (no page named twice, so none held
+ *	is wanted again further on)
  * @last_vma_idx: chunk index of the last page marked for the batched or
  *	migrate_vma engine
  * @last_vma_vma: its VMA (NULL: none yet in this stretch)
@@ -62,6 +65,7 @@ struct np_mig {
 	int *node_err;
 	struct folio **held;
 	unsigned int nr_held;
+	bool hold_ok;
 	unsigned int last_vma_idx;
 	struct vm_area_struct *last_vma_vma;
 	struct np_batch *batch;

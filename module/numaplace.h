@@ -89,7 +89,7 @@ struct np_seg {
 };
 
 int np_get_stretches(const u64 __user *src, unsigned int n,
-		     struct np_stretch *st);
+		     struct np_stretch *st, bool *ascending);
 int np_put_segs(s32 __user *dst, const struct np_seg *segs, unsigned int nr);
 int np_get_s32s(s32 *dst, const s32 __user *src, unsigned int n);
 int np_put_s32s(s32 __user *dst, const s32 *src, unsigned int n);

@@ -233,7 +233,7 @@ static int np_query_array(struct np_query *q, struct numaplace_query *a,
 	q->w.budget = ULONG_MAX;	/* a round is bounded by its addresses */
 	for (i = 0; i < a->count; i += n) {
 		n = min_t(u64, a->count - i, NP_QUERY_CHUNK);
-		nr = np_get_stretches(upages + i, n, st);
+		nr = np_get_stretches(upages + i, n, st, NULL);
 		if (nr < 0)
 			return nr;
 		ret = np_walk_begin(&q->w);

@@ -21,16 +21,19 @@
  * @src: user array of @n addresses (any address inside a page)
  * @n: entries to read, at most what @st can hold
  * @st: out, the stretches, in array order
+ * @ascending: out if not NULL: every page is above the one before it (so
+ *	no page is named twice)
  *
  * Addresses at or above TASK_SIZE_MAX are never joined to a stretch: no
  * VMA is there, and joining could wrap past the top of the address space.
  * Return: the number of stretches, or -EFAULT.
  */
 int np_get_stretches(const u64 __user *src, unsigned int n,
-		     struct np_stretch *st)
+		     struct np_stretch *st, bool *ascending)
 {
-	unsigned long page, next = 1; /* never a page address */
+	unsigned long page, prev = 0, next = 1; /* never a page address */
 	unsigned int i, nr = 0;
+	bool up = true;
 	u64 addr;
 
 	if (!user_access_begin(src, n * sizeof(*src)))
@@ -38,6 +41,9 @@ int np_get_stretches(const u64 __user *src, unsigned int n,
 	for (i = 0; i < n; i++) {
 		unsafe_get_user(addr, src + i, efault);
 		page = addr & PAGE_MASK;
+		if (i && page <= prev)
+			up = false;
+		prev = page;
 		if (page == next) {
 			st[nr - 1].nr_pages++;
 		} else {
@@ -48,6 +54,8 @@ int np_get_stretches(const u64 __user *src, unsigned int n,
 		next = page < TASK_SIZE_MAX ? page + PAGE_SIZE : 1;
 	}
 	user_access_end();
+	if (ascending)
+		*ascending = up;
 	return nr;
 efault:
 	user_access_end();
