@@ -1464,6 +1464,22 @@ TEST_F(mig, array_repeats)
 	close(mfd);
 }
 
+/* MIGRATE @n addresses of @e to nodes[] in array mode, statuses in @st. */
+static int np_migrate_per_page(int fd, __u32 eflags, const __u64 *e,
+			       const __s32 *nodes, size_t n, __s32 *st,
+			       struct numaplace_migrate *m)
+{
+	for (size_t i = 0; i < n; i++)
+		st[i] = NP_SENTINEL;
+	np_migrate_init(m, 0, eflags | NUMAPLACE_MIGRATE_PAGES,
+			NUMAPLACE_POLICY_PER_PAGE);
+	m->pages_ptr = (uintptr_t)e;
+	m->nodes_ptr = (uintptr_t)nodes;
+	m->count = n;
+	m->status_ptr = (uintptr_t)st;
+	return np_migrate(fd, m);
+}
+
 /*
  * Per-page targets in array mode: a page first named where it is (in
  * place), then named again to move, moves. The batched engine keeps
@@ -1497,15 +1513,8 @@ TEST_F(mig, array_in_place_then_moved)
 	e[n] = (uintptr_t)a + 2 * psz + 8, nodes[n++] = 1;
 	for (i = 3; i < 8; i++)
 		e[n] = (uintptr_t)a + i * psz, nodes[n++] = i & 1;
-	for (i = 0; i < n; i++)
-		st[i] = NP_SENTINEL;
-	np_migrate_init(&m, 0, self->eflags | NUMAPLACE_MIGRATE_PAGES,
-			NUMAPLACE_POLICY_PER_PAGE);
-	m.pages_ptr = (uintptr_t)e;
-	m.nodes_ptr = (uintptr_t)nodes;
-	m.count = n;
-	m.status_ptr = (uintptr_t)st;
-	ASSERT_EQ(0, np_migrate(self->fd, &m));
+	ASSERT_EQ(0, np_migrate_per_page(self->fd, self->eflags, e, nodes, n,
+					 st, &m));
 	EXPECT_EQ(n, m.done);
 	EXPECT_EQ(0, m.nr_failed_pages);
 	ASSERT_EQ(0, np_nodes_of(0, e, n, on));
@@ -1529,13 +1538,8 @@ TEST_F(mig, array_in_place_then_moved)
 	n = 0;
 	for (i = 2; i < 8; i++)
 		e[n] = (uintptr_t)a + i * psz, nodes[n++] = i < 5 ? 0 : 1;
-	np_migrate_init(&m, 0, self->eflags | NUMAPLACE_MIGRATE_PAGES,
-			NUMAPLACE_POLICY_PER_PAGE);
-	m.pages_ptr = (uintptr_t)e;
-	m.nodes_ptr = (uintptr_t)nodes;
-	m.count = n;
-	m.status_ptr = (uintptr_t)st;
-	ASSERT_EQ(0, np_migrate(self->fd, &m));
+	ASSERT_EQ(0, np_migrate_per_page(self->fd, self->eflags, e, nodes, n,
+					 st, &m));
 	EXPECT_EQ(3, m.nr_moved_pages);
 	EXPECT_EQ(3, m.nr_in_place_pages);
 	ASSERT_EQ(0, np_nodes_of(0, e, n, on));
