@@ -8,6 +8,7 @@
 
 #include <linux/version.h>
 #include <linux/pgtable.h>
+#include <linux/highmem.h>
 #include <asm/cpufeature.h>
 
 /*
@@ -158,6 +159,30 @@ struct np_mtc {
 #define np_mapped_shared(folio, page) folio_likely_mapped_shared(folio)
 #else
 #define np_mapped_shared(folio, page) (page_mapcount(page) > 1)
+#endif
+
+/*
+ * v6.11 "mm: migrate: support poisoned recover from migrate folio": the
+ * kernel's own migration copies with folio_mc_copy() (copy_mc_highpage()
+ * a page), which fails on a hardware-poisoned source instead of taking a
+ * machine check. Before it (Debian's 6.1) migration copies with
+ * folio_copy() (copy_highpage()). The engines that copy themselves copy as
+ * the kernel they run on does: same safety, same cost. Return: 0, or
+ * -EFAULT (the source is poisoned; the page is not moved).
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
+#define NP_COPY_PAGE_NAME "copy_mc_highpage"
+static inline int np_copy_page(struct page *to, struct page *from)
+{
+	return copy_mc_highpage(to, from);
+}
+#else
+#define NP_COPY_PAGE_NAME "copy_highpage"
+static inline int np_copy_page(struct page *to, struct page *from)
+{
+	copy_highpage(to, from);
+	return 0;
+}
 #endif
 
 #endif /* _NUMAPLACE_COMPAT_H */

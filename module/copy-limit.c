@@ -2,14 +2,15 @@
 /*
  * numaplace: the copy ceiling for the migration benchmark. Reading
  * /sys/kernel/debug/numaplace/copy_limit copies NP_LIMIT_PAGES pages from
- * node 0 to node 1 (or within the only node) with copy_highpage(), the
- * batched engine's routine, on every online CPU at once (the copy workers,
+ * node 0 to node 1 (or within the only node) with np_copy_page(), the
+ * batched engine's routine and the kernel's own migration copy
+ * (compat.h), on every online CPU at once (the copy workers,
  * one share each), then zeroes the destination pages the same way with
  * clear_highpage() (what the allocator does to every new page when
  * init_on_alloc is on, as on Debian's kernels), and prints
- * "<bytes> <copy nanoseconds> <cpus> <zero nanoseconds>": what this kernel
- * on this machine can copy and zero at best, allocation not counted. Root
- * only (debugfs).
+ * "<bytes> <copy nanoseconds> <cpus> <zero nanoseconds> <copy routine>":
+ * what this kernel on this machine can copy and zero at best, allocation
+ * not counted. Root only (debugfs).
  */
 #include <linux/debugfs.h>
 #include <linux/gfp.h>
@@ -20,6 +21,7 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 
+#include "compat.h"
 #include "copy.h"
 
 /* 256 MiB of 4 KiB pages: the benchmark's buffer. */
@@ -51,7 +53,7 @@ static void np_limit_share(void *ctx, unsigned int share, unsigned int from,
 	unsigned int j;
 
 	for (j = from; j < to; j++) {
-		copy_highpage(l->dst[j], l->src[j]);
+		np_copy_page(l->dst[j], l->src[j]);	/* fresh pages: no poison */
 		if (!(j & (NP_COPY_RESCHED - 1)))
 			cond_resched();
 	}
@@ -104,8 +106,9 @@ static int np_limit_show(struct seq_file *s, void *unused)
 	t0 = ktime_get_ns();
 	np_par_run(NP_LIMIT_PAGES, cpus, NUMA_NO_NODE, np_limit_zero_share, &l);
 	zero_ns = ktime_get_ns() - t0;
-	seq_printf(s, "%lu %llu %u %llu\n",
-		   (unsigned long)NP_LIMIT_PAGES << PAGE_SHIFT, ns, cpus, zero_ns);
+	seq_printf(s, "%lu %llu %u %llu %s\n",
+		   (unsigned long)NP_LIMIT_PAGES << PAGE_SHIFT, ns, cpus, zero_ns,
+		   NP_COPY_PAGE_NAME);
 free_pages:
 	np_limit_free(l.dst, NP_LIMIT_PAGES);
 	np_limit_free(l.src, NP_LIMIT_PAGES);

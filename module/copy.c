@@ -23,6 +23,7 @@
 #include <linux/topology.h>
 #include <linux/workqueue.h>
 
+#include "compat.h"
 #include "copy.h"
 #include "stats.h"
 
@@ -201,6 +202,15 @@ unmap_src:
 	return ok;
 }
 
+/* Entry @j gets no destination: its page stays where it is. */
+static void np_copy_drop(struct np_copy_batch *cb, unsigned int j,
+			 struct page *dpage)
+{
+	cb->dst[j] = 0;
+	unlock_page(dpage);
+	put_page(dpage);
+}
+
 /* np_par_fn: allocate and fill the destinations of one share. */
 static void np_copy_share(void *ctx, unsigned int share, unsigned int from,
 			  unsigned int to)
@@ -217,16 +227,13 @@ static void np_copy_share(void *ctx, unsigned int share, unsigned int from,
 	for (j = from; j < to; j++) {
 		if (!cb->dst[j])
 			continue;
-		if (READ_ONCE(cb->abort)) {
-			/* Killed: this page stays where it is (finalize remaps it). */
-			dpage = migrate_pfn_to_page(cb->dst[j]);
-			cb->dst[j] = 0;
-			unlock_page(dpage);
-			put_page(dpage);
-			continue;
-		}
 		spage = migrate_pfn_to_page(cb->src[j]);
 		dpage = migrate_pfn_to_page(cb->dst[j]);
+		if (READ_ONCE(cb->abort)) {
+			/* Killed: this page stays where it is (finalize remaps it). */
+			np_copy_drop(cb, j, dpage);
+			continue;
+		}
 		if (cb->dma) {
 			if (cb->chan && np_copy_dma(cb->chan, dpage, spage)) {
 				st->dma_pages++;
@@ -234,7 +241,8 @@ static void np_copy_share(void *ctx, unsigned int share, unsigned int from,
 			}
 			st->dma_fallback++;	/* no channel, or it failed */
 		}
-		copy_highpage(dpage, spage);
+		if (np_copy_page(dpage, spage))
+			np_copy_drop(cb, j, dpage);	/* poisoned source */
 		if (!(j & (NP_COPY_RESCHED - 1))) {
 			cond_resched();
 			/* The caller's share sees its signals for all. */

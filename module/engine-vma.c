@@ -16,6 +16,7 @@
 #include <linux/pagemap.h>
 #include <linux/slab.h>
 
+#include "compat.h"
 #include "migrate.h"
 #include "stats.h"
 
@@ -60,7 +61,12 @@ static void np_vma_alloc_copy(struct np_mig *m, struct migrate_vma *args,
 			continue;
 		}
 		lock_page(dpage);
-		copy_highpage(dpage, spage);
+		if (np_copy_page(dpage, spage)) {
+			/* A poisoned source stays where it is. */
+			unlock_page(dpage);
+			put_page(dpage);
+			continue;
+		}
 		args->dst[j] = migrate_pfn(page_to_pfn(dpage));
 	}
 }

@@ -243,7 +243,7 @@ static const struct np_method np_methods[NP_NR_METHODS] = {
  * @zero: how fast the same CPUs zero those pages (what init_on_alloc
  * makes the allocator do to every destination), GB/s, or -1.
  */
-static double np_copy_limit(unsigned int *cpus, double *zero)
+static double np_copy_limit(unsigned int *cpus, double *zero, char *routine)
 {
 	unsigned long long bytes, ns, zero_ns;
 	double gbps = -1;
@@ -256,7 +256,9 @@ static double np_copy_limit(unsigned int *cpus, double *zero)
 	if (!f)
 		return -1;
 	*zero = -1;
-	n = fscanf(f, "%llu %llu %u %llu", &bytes, &ns, cpus, &zero_ns);
+	strcpy(routine, "copy_highpage");
+	n = fscanf(f, "%llu %llu %u %llu %31s", &bytes, &ns, cpus, &zero_ns,
+		   routine);
 	if (n >= 3 && ns)
 		gbps = (double)bytes / ns;
 	if (n == 4 && zero_ns)
@@ -887,18 +889,19 @@ int main(int argc, char **argv)
 	np_print_table(res);
 	if (np_migrate_features && !np_only_method && !np_only_variant) {
 		unsigned int cpus = 0;
-		double zero, zero_best, lim = np_copy_limit(&cpus, &zero_best),
-		       best;
+		char routine[32];
+		double zero, zero_best,
+		       lim = np_copy_limit(&cpus, &zero_best, routine), best;
 
 		/* Best of 3, like the methods. */
 		for (v = 1; v < 3 && lim > 0; v++) {
-			best = np_copy_limit(&cpus, &zero);
+			best = np_copy_limit(&cpus, &zero, routine);
 			lim = best > lim ? best : lim;
 			zero_best = zero > zero_best ? zero : zero_best;
 		}
 		if (lim > 0) {
-			printf("%-32s %9.3f GB/s (%u CPUs, copy_highpage, best of 3)\n",
-			       "kernel copy limit", lim, cpus);
+			printf("%-32s %9.3f GB/s (%u CPUs, %s, best of 3)\n",
+			       "kernel copy limit", lim, cpus, routine);
 			if (zero_best > 0)
 				printf("%-32s %9.3f GB/s (%u CPUs, clear_highpage, best of 3)\n",
 				       "kernel zeroing limit", zero_best, cpus);
