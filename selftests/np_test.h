@@ -1504,14 +1504,18 @@ static inline int np_isolated(long *anon, long *file)
  */
 #define NP_TIMEOUT_SCALE_MAX	20
 
-static inline unsigned int np_alarm_scaled(unsigned int secs)
+/* NP_TEST_TIMEOUT_SCALE, or 1: also for a test's own time bounds. */
+static inline unsigned int np_time_scale(void)
 {
 	const char *v = getenv("NP_TEST_TIMEOUT_SCALE");
 	long k = v ? strtol(v, NULL, 10) : 1;
 
-	if (k < 1 || k > NP_TIMEOUT_SCALE_MAX)
-		k = 1;
-	return (alarm)(secs * k);
+	return k < 1 || k > NP_TIMEOUT_SCALE_MAX ? 1 : k;
+}
+
+static inline unsigned int np_alarm_scaled(unsigned int secs)
+{
+	return (alarm)(secs * np_time_scale());
 }
 #define alarm(secs) np_alarm_scaled(secs)
 

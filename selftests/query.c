@@ -899,6 +899,12 @@ static void np_rnd_huge_zero(__u64 *s, char *c)
 		break;
 	case 1:
 		np_write_page(c, np_rnd_below(s, NP_PMD / psz));
+		/*
+		 * The write split the huge zero PMD into 511 zero-page PTEs
+		 * and one page: khugepaged would collapse them into a THP at
+		 * some moment of the test (seen on the slow debug kernel).
+		 */
+		madvise(c, NP_PMD, MADV_NOHUGEPAGE);
 		break;
 	case 2:
 		mprotect(c, NP_PMD, PROT_NONE);
