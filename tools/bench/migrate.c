@@ -261,7 +261,7 @@ static double np_copy_limit(unsigned int *cpus, double *zero, char *routine)
 		   routine);
 	if (n >= 3 && ns)
 		gbps = (double)bytes / ns;
-	if (n == 4 && zero_ns)
+	if (n >= 4 && zero_ns)
 		*zero = (double)bytes / zero_ns;
 	fclose(f);
 	return gbps;
