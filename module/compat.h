@@ -174,7 +174,7 @@ struct np_mtc {
 #define NP_COPY_PAGE_NAME "copy_mc_highpage"
 static inline int np_copy_page(struct page *to, struct page *from)
 {
-	return copy_mc_highpage(to, from);
+	return copy_mc_highpage(to, from) ? -EFAULT : 0;
 }
 #else
 #define NP_COPY_PAGE_NAME "copy_highpage"

@@ -1533,7 +1533,7 @@ TEST_F(mig, array_in_place_then_moved)
 	EXPECT_EQ(0, np_fill_bad(a, 8, 7, NULL));
 	/*
 	 * Strictly ascending, pages 2..7 (on 1 1 0 1 0 1 now), to 0 0 0 1 1
-	 * 1: 2, 3 and 6 move; 4 and 5, in place between them, are held.
+	 * 1: 2, 3 and 6 move; 4, 5 and 7, in place near them, are held.
 	 */
 	n = 0;
 	for (i = 2; i < 8; i++)

@@ -686,11 +686,12 @@ static int np_rc_is_mthp(const char *p)
 }
 
 /*
- * np_check_mig_counters() less one rule: under a race, nr_moved_folios
- * may exceed nr_moved_pages. The engines count a folio when they migrate
- * it; a page counts when it is on its target as the call returns, and a
- * racing munmap, move_pages(2) or second migration can take it off again
- * in between (the status then says -EBUSY).
+ * np_check_mig_counters() less the rules that tie folios to pages: the
+ * engines count a folio when they migrate it; a page counts when it is on
+ * its target as the call answers it. A racing munmap, move_pages(2) or
+ * second migration can take a moved page off again in between (more
+ * folios than pages, the status then says -EBUSY), or put a page on its
+ * target for this call (pages with no folio or engine of this call).
  */
 static int np_rc_counters(struct np_ctx *c, const char *what,
 			  struct numaplace_migrate *m, const __s32 *st,
@@ -702,6 +703,11 @@ static int np_rc_counters(struct np_ctx *c, const char *what,
 		copy.nr_moved_folios = copy.nr_moved_pages;
 	if (!copy.nr_moved_pages)
 		copy.engines = 0;
+	if (!copy.nr_moved_folios && copy.nr_moved_pages) {
+		copy.nr_moved_folios = copy.nr_moved_pages;
+		if (!copy.engines)
+			copy.engines = allowed & -allowed;
+	}
 	return np_check_mig_counters(c, what, &copy, st, n, 1, allowed);
 }
 
