@@ -4,7 +4,6 @@
  * kernel's order (find_mm_struct()): pid, ptrace READ_REALCREDS check with
  * the caller's credentials now, the LSM movememory hook, then the mm.
  */
-#include <linux/capability.h>
 #include <linux/cpuset.h>
 #include <linux/nodemask.h>
 #include <linux/pid.h>
@@ -34,10 +33,13 @@ static int np_target_allowed(struct task_struct *task)
 		ret = np_ksyms.security_task_movememory(task);
 		return ret;
 	}
-	/* Fallback, never looser than the syscall: own process or CAP_SYS_PTRACE. */
-	if (same_thread_group(task, current) || capable(CAP_SYS_PTRACE))
-		return 0;
-	return -EPERM;
+	/*
+	 * Fallback, never looser than the syscall: the caller's own thread
+	 * group only. A capability alone is not enough: the LSM hooks the
+	 * exact check runs (ptrace_access_check, task_movememory) may refuse
+	 * a capable caller, and without them the module cannot ask.
+	 */
+	return same_thread_group(task, current) ? 0 : -EPERM;
 }
 
 /* The nodes the task's cpuset lets its pages go to, as the syscall reads them. */
