@@ -10,6 +10,21 @@
 #include <linux/pgtable.h>
 #include <linux/highmem.h>
 #include <asm/cpufeature.h>
+#include <net/genetlink.h>
+
+/*
+ * v6.7 "genetlink: add CAP_NET_ADMIN test for multicast bind" (backported
+ * to 6.1.66, so a feature test): a multicast group can require a
+ * capability to join (GENL_MCAST_CAP_*). Without the flags any user could
+ * join the events group, so it sends nothing (np_genl_event_new()).
+ */
+#ifdef GENL_MCAST_CAP_SYS_ADMIN
+#define NP_GENL_MCAST_CAP	GENL_MCAST_CAP_SYS_ADMIN
+#define NP_GENL_MCAST_PROTECTED	true
+#else
+#define NP_GENL_MCAST_CAP	0
+#define NP_GENL_MCAST_PROTECTED	false
+#endif
 
 /*
  * v6.12 "mm/migrate: convert do_pages_stat_array() from follow_page() to

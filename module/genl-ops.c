@@ -7,6 +7,7 @@
 #include <net/genetlink.h>
 
 #include "numaplace.h"
+#include "compat.h"
 #include "genl.h"
 
 /* Not const: 6.1's nla_policy points to a non-const range. */
@@ -41,12 +42,23 @@ static const struct genl_ops np_genl_ops[] = {
 		.doit = np_genl_config_set_doit,
 		.policy = np_config_policy,
 		.maxattr = NUMAPLACE_A_CONFIG_MAX,
+		/*
+		 * Admin only, as the controller tells clients; the handler
+		 * also asks for CAP_SYS_ADMIN: the knobs are memory and CPU
+		 * time, not network configuration.
+		 */
 		.flags = GENL_ADMIN_PERM,
 	},
 };
 
 static const struct genl_multicast_group np_genl_mcgrps[] = {
-	[NP_GENL_MCGRP_EVENTS] = { .name = NUMAPLACE_MCGRP_EVENTS },
+	/*
+	 * Events name other users' processes (pid, watched ranges, their
+	 * placement): joining needs CAP_SYS_ADMIN, as reading another
+	 * process's placement needs the ptrace check (admin-guide.md).
+	 */
+	[NP_GENL_MCGRP_EVENTS] = { .name = NUMAPLACE_MCGRP_EVENTS,
+				   .flags = NP_GENL_MCAST_CAP },
 };
 
 struct genl_family np_genl_family __ro_after_init = {

@@ -2,14 +2,17 @@
 /*
  * numaplace: generic netlink handlers. STATS_GET dumps one global message
  * then one per node; CONFIG_GET/SET read and change the knobs (SET needs
- * CAP_NET_ADMIN, GENL_ADMIN_PERM in genl-ops.c); MIGRATE_DONE goes to the
- * "events" group after each migration call, built only when someone
- * listens. One *_fill() per message.
+ * CAP_SYS_ADMIN: they size what the module allocates and how many threads
+ * copy); MIGRATE_DONE and WATCH go to the "events" group (joining it needs
+ * CAP_SYS_ADMIN, genl-ops.c), built only when someone listens. One
+ * *_fill() per message.
  */
+#include <linux/capability.h>
 #include <linux/sched.h>
 #include <net/genetlink.h>
 
 #include "numaplace.h"
+#include "compat.h"
 #include "genl.h"
 #include "stats.h"
 #include "watch.h"
@@ -208,6 +211,11 @@ int np_genl_config_set_doit(struct sk_buff *skb, struct genl_info *info)
 	struct nlattr *dma = info->attrs[NUMAPLACE_A_CONFIG_DMA];
 	int ret = 0;
 
+	if (!capable(CAP_SYS_ADMIN)) {
+		NL_SET_ERR_MSG(info->extack,
+			       "CONFIG_SET needs CAP_SYS_ADMIN (memory-management knobs)");
+		return -EPERM;
+	}
 	if (!engine && !batch && !workers && !dma) {
 		NL_SET_ERR_MSG(info->extack, "nothing to set");
 		return -EINVAL;
@@ -259,7 +267,8 @@ static int np_genl_event_fill(struct sk_buff *skb,
 /* A message for the events group, or NULL: nobody listens (or no memory). */
 static struct sk_buff *np_genl_event_new(void)
 {
-	if (!genl_has_listeners(&np_genl_family, &init_net,
+	if (!NP_GENL_MCAST_PROTECTED ||
+	    !genl_has_listeners(&np_genl_family, &init_net,
 				NP_GENL_MCGRP_EVENTS))
 		return NULL;
 	return genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);

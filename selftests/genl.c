@@ -9,8 +9,9 @@
  *    query and a known migration (4 KiB pages and a THP, node 0 to 1,
  *    with failures) and by nothing else. Nothing else may call the
  *    module meanwhile: the runner runs one test at a time;
- *  - config_*: CONFIG_SET needs CAP_NET_ADMIN (EPERM for nobody and for
- *    root without it; CONFIG_GET and the dump are open to all); bad values
+ *  - config_*: CONFIG_SET and joining "events" need CAP_SYS_ADMIN (EPERM
+ *    for nobody and for root without it, with CAP_NET_ADMIN; CONFIG_GET
+ *    and the dump are open to all); bad values
  *    are refused whole, with an extack message pointing at the attribute;
  *    the bounds are accepted; GET returns what SET set, and a migration
  *    without an engine flag uses the configured engine. The knobs are
@@ -708,8 +709,8 @@ static int gn_unload(void)
 	return syscall(SYS_delete_module, "numaplace", O_NONBLOCK) ? -errno : 0;
 }
 
-/* Drop CAP_NET_ADMIN from the effective and permitted sets. */
-static int gn_drop_net_admin(void)
+/* Drop capability @cap from the effective and permitted sets. */
+static int gn_drop_cap(int cap)
 {
 	struct __user_cap_header_struct h = {
 		.version = _LINUX_CAPABILITY_VERSION_3,
@@ -718,8 +719,8 @@ static int gn_drop_net_admin(void)
 
 	if (syscall(SYS_capget, &h, d))
 		return -errno;
-	d[CAP_NET_ADMIN / 32].effective &= ~(1U << (CAP_NET_ADMIN % 32));
-	d[CAP_NET_ADMIN / 32].permitted &= ~(1U << (CAP_NET_ADMIN % 32));
+	d[cap / 32].effective &= ~(1U << (cap % 32));
+	d[cap / 32].permitted &= ~(1U << (cap % 32));
 	return syscall(SYS_capset, &h, d) ? -errno : 0;
 }
 
@@ -1132,7 +1133,11 @@ TEST_F_TIMEOUT(genl, stats_migrate_partial_thp, GN_TIMEOUT)
 	munmap(p, GN_PMD);
 }
 
-/* Child: drop privileges as told, then CONFIG_SET must be EPERM. */
+/*
+ * Child: drop privileges as told (nobody, or root without CAP_SYS_ADMIN
+ * but with CAP_NET_ADMIN), then CONFIG_SET must be EPERM and joining the
+ * events group too (its messages name other users' processes).
+ */
 static int gn_unprivileged_child(int as_nobody)
 {
 	struct gn_config c;
@@ -1143,16 +1148,22 @@ static int gn_unprivileged_child(int as_nobody)
 	if (as_nobody) {
 		if (setgroups(0, NULL) || setgid(GN_NOBODY) || setuid(GN_NOBODY))
 			return 10;
-	} else if (gn_drop_net_admin()) {
+	} else if (gn_drop_cap(CAP_SYS_ADMIN)) {
 		return 11;
 	}
 	if (gn_open(&g))
 		return 12;
 	ret = gn_config_set(&g, NUMAPLACE_CONFIG_ENGINE_AUTO, -1);
 	if (ret != -EPERM) {
-		fprintf(stderr, "# CONFIG_SET without CAP_NET_ADMIN: %d (%s)\n",
+		fprintf(stderr, "# CONFIG_SET without CAP_SYS_ADMIN: %d (%s)\n",
 			ret, g.msg);
 		return 13;
+	}
+	ret = gn_join(&g, g.events_grp);
+	if (ret != -EPERM) {
+		fprintf(stderr, "# joined \"events\" without CAP_SYS_ADMIN: %d\n",
+			ret);
+		return 16;
 	}
 	/* Reading is open to all. */
 	if (gn_config_get(&g, &c) || c.engine < 0 || c.batch_pages < 0)
@@ -1183,7 +1194,7 @@ TEST_F(genl, config_unprivileged)
 
 	GN_SKIPPED();
 	EXPECT_EQ(0, gn_run_child(1)) TH_LOG("as nobody");
-	EXPECT_EQ(0, gn_run_child(0)) TH_LOG("as root without CAP_NET_ADMIN");
+	EXPECT_EQ(0, gn_run_child(0)) TH_LOG("as root without CAP_SYS_ADMIN");
 	ASSERT_EQ(0, gn_config_get(&self->g, &c));
 	EXPECT_EQ(self->saved.engine, c.engine);
 	EXPECT_EQ(self->saved.batch_pages, c.batch_pages);
