@@ -68,20 +68,32 @@ static int np_mig_target(struct np_mig *m, unsigned int i)
 	}
 }
 
-/* Private anonymous, order 0, mapped once: what migrate_vma_*() moves. */
+/*
+ * Private anonymous, order 0, mapped once, not in the swap cache: what
+ * migrate_vma_*() moves. A swap-cache folio may be under writeback (mapped
+ * again by do_swap_page() while its write is in flight), and
+ * migrate_vma_pages() does not wait for writeback: it BUG()s on it
+ * (migrate_folio_extra()). Those go to the kernel engine, which waits; the
+ * engines check again once setup has locked the folio (np_vma_src_ok()).
+ * @pmd: this folio's run is a PMD mapping.
+ */
 static bool np_vma_engine_takes(struct np_mig *m, struct folio *folio,
-				struct page *page)
+				struct page *page, bool pmd)
 {
 	struct vm_area_struct *vma = m->w.vma;
 
 	if (!(m->engines & (NUMAPLACE_ENGINE_VMA | NUMAPLACE_ENGINE_BATCH)) ||
-	    !vma_is_anonymous(vma) ||
-	    folio_test_ksm(folio) || np_mapped_shared(folio, page))
+	    !vma_is_anonymous(vma) || folio_test_ksm(folio) ||
+	    folio_test_swapcache(folio) || folio_test_writeback(folio) ||
+	    np_mapped_shared(folio, page))
 		return false;
 	if (!folio_test_large(folio))
 		return true;
-	/* It splits a PMD-mapped THP: only when the caller allows it. */
-	return (m->a->flags & NUMAPLACE_MIGRATE_SPLIT_OK) &&
+	/*
+	 * It splits a PMD-mapped THP: only when the caller allows it. A
+	 * PTE-mapped large folio it skips (PageTransCompound PTEs): never.
+	 */
+	return (m->a->flags & NUMAPLACE_MIGRATE_SPLIT_OK) && pmd &&
 	       folio_test_pmd_mappable(folio);
 }
 
@@ -131,13 +143,16 @@ void np_collect_release(struct np_mig *m)
 	}
 }
 
-/* One folio, @n of whose pages start at chunk index @i; @nid: its node. */
-static void np_collect_folio(struct np_mig *m, struct folio *folio,
-			     struct page *page, unsigned int i, unsigned int n,
-			     int nid)
+/*
+ * One folio of @run, @n of whose pages start at chunk index @i (the first
+ * of them @page).
+ */
+static void np_collect_folio(struct np_mig *m, const struct np_run *run,
+			     struct folio *folio, struct page *page,
+			     unsigned int i, unsigned int n)
 {
+	int nid = run->status, target;
 	bool vma = false;
-	int target;
 
 	if (folio == m->last_folio) {
 		np_mig_pending(m, i, n, m->last_target, m->last_vma);
@@ -156,7 +171,8 @@ static void np_collect_folio(struct np_mig *m, struct folio *folio,
 		np_collect_hold(m, folio, i);
 		return;
 	}
-	vma = np_vma_engine_takes(m, folio, page);
+	vma = np_vma_engine_takes(m, folio, page,
+				  run->kind & NUMAPLACE_KIND_PMD);
 	if (!vma) {
 		/* A folio only the kernel engine moves. */
 		if (!(m->engines & NUMAPLACE_ENGINE_KERNEL)) {
@@ -201,7 +217,7 @@ static unsigned long np_collect_emit(struct np_walk *w, const struct np_run *run
 		folio = page_folio(page);
 		nr = min_t(unsigned long, n - k,
 			   folio_nr_pages(folio) - folio_page_idx(folio, page));
-		np_collect_folio(m, folio, page, i + k, nr, run->status);
+		np_collect_folio(m, run, folio, page, i + k, nr);
 	}
 	return n;
 }

@@ -103,6 +103,26 @@ void np_par_run(unsigned int nr, unsigned int workers, int nid, np_par_fn fn,
 	}
 }
 
+/**
+ * np_vma_src_ok - may migrate_vma_pages() move this collected source?
+ * @spage: a page migrate_vma_setup() collected (MIGRATE_PFN_MIGRATE): it
+ *	is locked, so writeback cannot start on it and it cannot enter or
+ *	leave the swap cache
+ *
+ * Not when it is in the swap cache or under writeback:
+ * migrate_vma_pages() never waits for writeback and BUG()s on it
+ * (migrate_folio_extra() on 6.1, __migrate_device_pages() on 6.12).
+ * Collect keeps such folios away already; this is the check that holds,
+ * made after a page it saw could have been swapped out and faulted back
+ * in. Return: true to give it a destination.
+ */
+bool np_vma_src_ok(struct page *spage)
+{
+	struct folio *folio = page_folio(spage);
+
+	return !folio_test_swapcache(folio) && !folio_test_writeback(folio);
+}
+
 /* Entry @j wants a destination: collected, ours, not there yet. */
 static bool np_copy_wanted(const struct np_copy_batch *cb, unsigned int j)
 {
@@ -113,7 +133,7 @@ static bool np_copy_wanted(const struct np_copy_batch *cb, unsigned int j)
 		return false;
 	spage = migrate_pfn_to_page(cb->src[j]);
 	return spage && page_to_nid(spage) != target &&
-	       !READ_ONCE(cb->node_err[target]);
+	       !READ_ONCE(cb->node_err[target]) && np_vma_src_ok(spage);
 }
 
 /*

@@ -70,6 +70,7 @@ unsigned int np_par_workers(unsigned int nr, int nid, unsigned int min_share);
 void np_par_run(unsigned int nr, unsigned int workers, int nid, np_par_fn fn,
 		void *ctx);
 void np_copy_exit(void);
+bool np_vma_src_ok(struct page *spage);
 void np_copy_batch(struct np_copy_batch *cb);
 struct dma_chan *np_copy_dma_get(void);
 void np_copy_dma_put(struct dma_chan *chan);

@@ -17,6 +17,7 @@
 #include <linux/slab.h>
 
 #include "compat.h"
+#include "copy.h"
 #include "migrate.h"
 #include "stats.h"
 
@@ -44,7 +45,8 @@ static void np_vma_alloc_copy(struct np_mig *m, struct migrate_vma *args,
 		if (!(args->src[j] & MIGRATE_PFN_MIGRATE))
 			continue;
 		spage = migrate_pfn_to_page(args->src[j]);
-		if (!spage || !test_bit(idx0 + j, m->vma_pending))
+		if (!spage || !test_bit(idx0 + j, m->vma_pending) ||
+		    !np_vma_src_ok(spage))
 			continue;
 		target = m->target[idx0 + j];
 		/*

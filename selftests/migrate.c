@@ -1666,6 +1666,73 @@ TEST_F(mig, thp_split_ok)
 }
 
 /*
+ * A PTE-mapped THP (a PMD split by mprotect(), the folio still large) with
+ * SPLIT_OK: migrate_vma_*() skips such a folio, so only an engine that
+ * moves it whole may take it: the kernel engine moves it (still large),
+ * without one it stays with -EBUSY. Data intact either way. (Fails on a
+ * module that gives SPLIT_OK's large folios to the VMA engines without
+ * asking how they are mapped: every page -EBUSY.)
+ */
+TEST_F(mig, thp_pte_mapped_split_ok)
+{
+	NP_SKIPPED();
+	const size_t n = NP_SEG_PAGES;
+	char *p = np_pmd_map(NP_PMD, 1);
+	__u64 *addrs = calloc(n, sizeof(*addrs));
+	__s32 *st = calloc(n + 1, sizeof(*st));
+	int *now = calloc(n, sizeof(*now));
+	int want = self->allowed & NUMAPLACE_ENGINE_KERNEL ? 1 : -EBUSY;
+	struct numaplace_migrate m;
+	struct np_pre pre;
+	size_t first = 0;
+	int bad = 0;
+
+	ASSERT_NE(NULL, p);
+	ASSERT_TRUE(addrs && st && now);
+	np_range_addrs(addrs, (uintptr_t)p, n);
+	np_mempolicy(MPOL_BIND, 0);
+	np_fill(p, n, 1);
+	np_mempolicy(MPOL_DEFAULT, -1);
+	madvise(p, n * psz, MADV_NOHUGEPAGE);
+	ASSERT_EQ(0, np_pre_read(0, addrs, 1, &pre));
+	if (!(pre.pg.what & NPW_PMD))
+		SKIP(return, "no PMD-mapped THP (THP disabled?)");
+	/*
+	 * Split the PMD, keep the folio: PTE-mapped, still large. The page
+	 * stays read-only, so the VMA stays split and the model (which cannot
+	 * see how a page is mapped) knows the PMD is gone.
+	 */
+	ASSERT_EQ(0, mprotect(p + psz, psz, PROT_READ));
+	ASSERT_EQ(0, np_pre_read(0, addrs, 1, &pre));
+	ASSERT_EQ(NPW_THP, pre.pg.what & (NPW_THP | NPW_PMD));
+
+	ASSERT_EQ(0, np_migrate_node(self->fd, 0,
+				     self->eflags | NUMAPLACE_MIGRATE_SPLIT_OK,
+				     (uintptr_t)p, n * psz, 1, st, &m));
+	EXPECT_EQ(n, m.done);
+	for (size_t i = 0; i < n; i++)
+		bad += st[i] != want;
+	EXPECT_EQ(0, bad) TH_LOG("first status %d, want %d", st[0], want);
+	EXPECT_EQ(0, np_check_mig_counters(&self->c, "pte-mapped thp", &m, st,
+					   n, 1, self->allowed));
+	ASSERT_EQ(0, np_nodes_of(0, addrs, n, now));
+	bad = 0;
+	for (size_t i = 0; i < n; i++)
+		bad += now[i] != (want == 1 ? 1 : 0);
+	EXPECT_EQ(0, bad) TH_LOG("page 0 on %d", now[0]);
+	if (want == 1) {
+		/* Moved whole: one folio, still large. */
+		EXPECT_EQ(1, m.nr_moved_folios);
+		ASSERT_EQ(0, np_pre_read(0, addrs, 1, &pre));
+		EXPECT_TRUE(pre.pg.what & NPW_THP) TH_LOG("the folio was split");
+	}
+	EXPECT_EQ(0, np_fill_bad(p, n, 1, &first)) TH_LOG("page %zu", first);
+	free(addrs);
+	free(st);
+	free(now);
+}
+
+/*
  * Node 1 full (its memory held as hugetlb pages): the pages that do not
  * fit stay where they are with -ENOMEM, counted in
  * nr_failed[NUMAPLACE_FAIL_ENOMEM], their data intact; the others move.
