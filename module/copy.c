@@ -39,7 +39,13 @@ struct np_par_share {
 
 int np_copy_init(void)
 {
-	np_copy_wq = alloc_workqueue("numaplace_copy", WQ_UNBOUND,
+	/*
+	 * WQ_MEM_RECLAIM: the caller waits for these works holding page
+	 * locks of the pages it moves (and reclaim may wait for those), so
+	 * they must make progress under memory pressure: a rescuer thread.
+	 */
+	np_copy_wq = alloc_workqueue("numaplace_copy",
+				     WQ_UNBOUND | WQ_MEM_RECLAIM,
 				     NP_COPY_WORKERS_MAX);
 	return np_copy_wq ? 0 : -ENOMEM;
 }

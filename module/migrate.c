@@ -251,10 +251,9 @@ static int np_migrate_round(struct np_mig *m, const struct np_stretch *st,
 	if (m->engines & NUMAPLACE_ENGINE_KERNEL)
 		np_engine_kernel_run(m);
 
+	/* The engines ran: this round's answers and done are owed. */
 	t0 = ktime_get_ns();
-	ret = np_walk_begin(&m->w);
-	if (ret)
-		return ret;
+	np_walk_begin_owed(&m->w);
 	for (s = 0, idx = 0; s < nr; idx += st[s++].nr_pages)
 		if (st[s].start < TASK_SIZE_MAX)
 			np_resolve_stretch(m, st[s].start, idx, st[s].nr_pages);

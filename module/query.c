@@ -299,11 +299,12 @@ static int np_query_run(struct np_query *q, struct numaplace_query *a)
 			goto free_node_pages;
 	}
 	if (a->flags & NUMAPLACE_QUERY_PAGES) {
-		st = kmalloc_array(NP_QUERY_CHUNK, sizeof(*st), GFP_KERNEL);
+		/* 32 KiB: no high-order allocation needed. */
+		st = kvmalloc_array(NP_QUERY_CHUNK, sizeof(*st), GFP_KERNEL);
 		if (!st)
 			goto free_segs;
 		ret = np_query_array(q, a, st);
-		kfree(st);
+		kvfree(st);
 	} else {
 		if (a->runs_ptr) {
 			q->runs = q->runs_buf;

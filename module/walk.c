@@ -633,6 +633,18 @@ int np_walk_begin(struct np_walk *w)
 	return 0;
 }
 
+/*
+ * np_walk_begin() for a walk whose answers are owed whatever the signals
+ * (resolve, after a round's engines ran: pages have moved and the caller
+ * must be told which): the lock is taken unkillably. One round's walk is
+ * bounded; the fatal signal ends the call right after it.
+ */
+void np_walk_begin_owed(struct np_walk *w)
+{
+	mmap_read_lock(w->mm);
+	rcu_read_lock();
+}
+
 void np_walk_end(struct np_walk *w)
 {
 	rcu_read_unlock();

@@ -74,6 +74,7 @@ struct np_walk {
 };
 
 int np_walk_begin(struct np_walk *w);
+void np_walk_begin_owed(struct np_walk *w);
 bool np_walk_range(struct np_walk *w, unsigned long start, unsigned long end);
 void np_walk_end(struct np_walk *w);
 
