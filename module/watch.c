@@ -7,7 +7,8 @@
  *  - The notifier callback only widens the watch's dirty interval (one
  *    [start, end) under a spinlock: no sleep, no allocation) and queues
  *    the worker after a debounce.
- *  - The worker waits for the invalidation to end (mmu_interval_read_begin),
+ *  - The worker (charging the watcher's memcg, taken at creation) waits
+ *    for the invalidation to end (mmu_interval_read_begin),
  *    takes an mm_users reference if the mm still has users, re-walks the
  *    dirty part with the run walker and compares each page's node with the
  *    one it kept (2 bytes a page). A change makes a record: the whole
@@ -25,6 +26,7 @@
  * Locks: walk_mutex (worker, initial scan) -> mmap_lock (walk). @lock is a
  * leaf, taken by the callback, the worker, read() and poll().
  */
+#include <linux/memcontrol.h>
 #include <linux/mm.h>
 #include <linux/mmu_notifier.h>
 #include <linux/sched/mm.h>
@@ -337,13 +339,18 @@ static void np_watch_work(struct work_struct *work)
 	unsigned long start, end;
 	bool gone;
 
+	struct mem_cgroup *old;
+
 	mutex_lock(&w->walk_mutex);
 	if (!np_watch_take_dirty(w, &start, &end, &gone))
 		goto unlock;
+	/* Records are the watcher's memory: charged to its memcg. */
+	old = set_active_memcg(w->memcg);
 	if (gone)
 		np_watch_finish(w);
 	else if (start < end)
 		np_watch_pass(w, start, end);
+	set_active_memcg(old);
 unlock:
 	mutex_unlock(&w->walk_mutex);
 }
@@ -359,6 +366,7 @@ void np_watch_free(struct np_watch *w)
 	kfree(w->gone_rec);
 	kfree(w->totals);
 	kvfree(w->nodes);
+	mem_cgroup_put(w->memcg);
 	mmdrop(w->mm);
 	kfree(w);
 }
@@ -393,6 +401,12 @@ static struct np_watch *np_watch_alloc(struct mm_struct *mm,
 	for (i = 0; i < nr_pages; i++)
 		w->nodes[i] = NP_WATCH_UNPLACED;
 	w->totals[w->nr_nodes] = nr_pages;
+	/*
+	 * The worker allocates records in a kworker, which GFP_KERNEL_ACCOUNT
+	 * alone would charge to the root: it charges the memcg of the
+	 * watcher (the caller now, not the watched process).
+	 */
+	w->memcg = get_mem_cgroup_from_mm(current->mm);
 	mmgrab(mm);
 	w->mm = mm;
 	w->start = start;

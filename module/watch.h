@@ -51,6 +51,7 @@ struct np_watch_rec {
  * @pid: the watched process for netlink events (the caller's view)
  * @id: the watch's number in netlink events (np_watch_ids)
  * @nr_nodes: nr_node_ids when the watch began
+ * @memcg: the watcher's memcg (a reference): the worker charges records to it
  * @walk_mutex: serialises the walks (worker and the initial scan) and
  *	protects the fields up to @lock
  * @work: the worker
@@ -84,6 +85,7 @@ struct np_watch {
 	pid_t pid;
 	u64 id;
 	unsigned int nr_nodes;
+	struct mem_cgroup *memcg;
 
 	struct mutex walk_mutex;
 	struct delayed_work work;

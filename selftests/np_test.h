@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -1491,6 +1492,94 @@ static inline int np_isolated(long *anon, long *file)
 	}
 	fclose(f);
 	return *anon < 0 || *file < 0 ? -ENOENT : 0;
+}
+
+/*
+ * ---- cgroup v2 memory controller ---------------------------------------
+ *
+ * The guest's /init mounts cgroup2 on NP_CG_ROOT. A test's memcg is a
+ * child of the root with the memory controller on; its files are read
+ * and written by name.
+ */
+#define NP_CG_ROOT	"/sys/fs/cgroup"
+
+/* @file of cgroup directory @cg as a path in @buf. */
+static inline const char *np_cg_file(char *buf, size_t len, const char *cg,
+				     const char *file)
+{
+	snprintf(buf, len, "%s/%s", cg, file);
+	return buf;
+}
+
+/*
+ * Make memcg NP_CG_ROOT/@name (its path in @cg, @len bytes), the memory
+ * controller on. 0, -ENOENT (no cgroup2 or no memory controller) or
+ * -errno.
+ */
+static inline int np_memcg_make(const char *name, char *cg, size_t len)
+{
+	char f[256];
+
+	if (access(NP_CG_ROOT "/cgroup.controllers", R_OK))
+		return -ENOENT;
+	np_write_str(NP_CG_ROOT "/cgroup.subtree_control", "+memory");
+	snprintf(cg, len, NP_CG_ROOT "/%s", name);
+	if (mkdir(cg, 0755) && errno != EEXIST)
+		return -errno;
+	return access(np_cg_file(f, sizeof(f), cg, "memory.max"), W_OK) ?
+	       -ENOENT : 0;
+}
+
+static inline int np_memcg_set(const char *cg, const char *file,
+			       const char *val)
+{
+	char f[256];
+
+	return np_write_str(np_cg_file(f, sizeof(f), cg, file), val);
+}
+
+/* A one-number file of @cg (memory.current, memory.peak), or -1. */
+static inline long np_memcg_long(const char *cg, const char *file)
+{
+	char f[256];
+
+	return np_read_long(np_cg_file(f, sizeof(f), cg, file));
+}
+
+/* Key @key of a flat-keyed file of @cg (memory.events, memory.stat). */
+static inline long np_memcg_key(const char *cg, const char *file,
+				const char *key)
+{
+	char f[256], k[64];
+	long v, ret = -ENOENT;
+	FILE *fp = fopen(np_cg_file(f, sizeof(f), cg, file), "re");
+
+	if (!fp)
+		return -errno;
+	while (fscanf(fp, "%63s %ld", k, &v) == 2)
+		if (!strcmp(k, key)) {
+			ret = v;
+			break;
+		}
+	fclose(fp);
+	return ret;
+}
+
+/* Move the calling process into @cg. 0 or -errno. */
+static inline int np_memcg_enter(const char *cg)
+{
+	return np_memcg_set(cg, "cgroup.procs", "0");
+}
+
+/* Remove @cg once its processes are gone (a few tries: they exit late). */
+static inline int np_memcg_remove(const char *cg)
+{
+	for (int i = 0; i < 50; i++) {
+		if (!rmdir(cg) || errno == ENOENT)
+			return 0;
+		usleep(20000);
+	}
+	return -errno;
 }
 
 /*

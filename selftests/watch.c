@@ -575,6 +575,78 @@ TEST_F_TIMEOUT(watch, overflow, 150)
 	close(pfd);
 }
 
+/*
+ * Records are the watcher's memory: a worker (a kworker) allocates them,
+ * and they must be charged to the memcg of whoever made the watch, not to
+ * the root. A child in a memcg of its own fills the queues of
+ * WT_MEMCG_WATCHES watches it never reads; its memcg's slab must grow by
+ * at least WT_MEMCG_RECS_MIN records a watch of WT_MEMCG_REC_MIN bytes.
+ * On 41261ae it did not grow (the root paid).
+ */
+#define WT_MEMCG_WATCHES	64
+#define WT_MEMCG_MOVES		140	/* changes a watch sees: past its queue */
+#define WT_MEMCG_RECS_MIN	32
+#define WT_MEMCG_REC_MIN	64	/* bytes: a record is larger */
+#define WT_MEMCG_PAUSE_US	30000	/* the debounce and a walk */
+
+static int wt_memcg_child(const char *cg)
+{
+	int dev = np_open(), fds[WT_MEMCG_WATCHES];
+	long before, after, want;
+	char *p;
+
+	if (dev < 0 || np_memcg_enter(cg))
+		return 10;
+	p = mmap(NULL, psz, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return 11;
+	memset(p, 1, psz);
+	for (int i = 0; i < WT_MEMCG_WATCHES; i++) {
+		fds[i] = wt_watch(dev, 0, p, psz, i, 0, NULL, 0);
+		if (fds[i] < 0)
+			return 12;
+	}
+	usleep(WT_MEMCG_PAUSE_US);
+	before = np_memcg_key(cg, "memory.stat", "slab_unreclaimable");
+	for (int i = 0; i < WT_MEMCG_MOVES; i++) {
+		if (wt_move_pages(p, 1, !(i % 2)))
+			return 13;
+		usleep(WT_MEMCG_PAUSE_US);
+	}
+	usleep(10 * WT_MEMCG_PAUSE_US);
+	after = np_memcg_key(cg, "memory.stat", "slab_unreclaimable");
+	want = (long)WT_MEMCG_WATCHES * WT_MEMCG_RECS_MIN * WT_MEMCG_REC_MIN;
+	fprintf(stderr, "# memcg slab_unreclaimable %ld -> %ld bytes (want +%ld)\n",
+		before, after, want);
+	if (before < 0 || after < 0)
+		return 14;
+	return after - before >= want ? 0 : 15;
+}
+
+TEST_F_TIMEOUT(watch, memcg_charged, 120)
+{
+	char cg[128];
+	int ret, status;
+	pid_t pid;
+
+	WT_SKIPPED();
+	if (geteuid())
+		SKIP(return, "needs root (cgroups)");
+	ret = np_memcg_make("np-watch", cg, sizeof(cg));
+	if (ret == -ENOENT)
+		SKIP(return, "no cgroup2 memory controller");
+	ASSERT_EQ(0, ret);
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid)
+		_exit(wt_memcg_child(cg));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(0, np_memcg_remove(cg));
+}
+
 /* WT_RANGES watches on the buffer's pieces and one on all of it. */
 TEST_F_TIMEOUT(watch, many_ranges, 120)
 {
