@@ -171,6 +171,12 @@ static void np_collect_folio(struct np_mig *m, const struct np_run *run,
 		np_collect_hold(m, folio, i);
 		return;
 	}
+	if (!node_isset(target, m->caller_mems)) {
+		/* The syscall's allocation would fail in the caller's cpuset. */
+		np_mig_fail(m, i, n, -ENOMEM);
+		np_collect_hold(m, folio, i);
+		return;
+	}
 	vma = np_vma_engine_takes(m, folio, page,
 				  run->kind & NUMAPLACE_KIND_PMD);
 	if (!vma) {

@@ -2,7 +2,7 @@
 /*
  * numaplace: the batched engine, for private anonymous order-0 pages (THPs
  * only when the caller allows a split), on the exported device-migration
- * API. A round is one batch:
+ * API. A round goes in batches of at most NP_BATCH_WINDOW_PAGES pages:
  *  - unmap: one migrate_vma_setup() per VMA range from the first to the
  *    last page to move (cut at NP_BATCH_GAP pages not moved): it isolates
  *    and unmaps them with one TLB flush per page table for pages not
@@ -20,6 +20,7 @@
  */
 #include <linux/migrate.h>
 #include <linux/mm.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 
 #include "migrate.h"
@@ -33,6 +34,14 @@
  * per call, 64 ranges keep it within a page.
  */
 #define NP_BATCH_SEGS_MAX	64
+/*
+ * Pages set up (unmapped, their destinations then allocated) before a
+ * batch is copied and restored: the destinations are held on top of the
+ * sources, uncharged until migrate_vma_pages() moves the charge (on 6.1 it
+ * charges them by force while the sources wait for finalize), so a round
+ * of up to NP_BATCH_PAGES_MAX pages goes in windows of 8 MiB.
+ */
+#define NP_BATCH_WINDOW_PAGES	(SZ_8M >> PAGE_SHIFT)
 
 /* The per-call state, sized for a round of m->chunk pages. */
 struct np_batch {
@@ -213,8 +222,9 @@ static void np_batch_stretch(struct np_mig *m, unsigned long start,
 			last = i;	/* gone since collect: -EBUSY */
 			continue;
 		}
-		limit = min_t(unsigned long, end,
-			      i + ((vma->vm_end - addr) >> PAGE_SHIFT));
+		limit = min3((unsigned long)end,
+			     i + ((vma->vm_end - addr) >> PAGE_SHIFT),
+			     (unsigned long)i + NP_BATCH_WINDOW_PAGES);
 		for (last = i;; last = next) {
 			next = find_next_bit(m->vma_pending, limit, last + 1);
 			if (next >= limit || next - last > NP_BATCH_GAP)
@@ -222,6 +232,13 @@ static void np_batch_stretch(struct np_mig *m, unsigned long start,
 		}
 		if (m->batch->nr_segs == NP_BATCH_SEGS_MAX) {
 			np_collect_release(m);
+			np_batch_flush(m);
+		} else if (m->batch->used + last - i + 1 > NP_BATCH_WINDOW_PAGES) {
+			/*
+			 * A window's worth: copy and restore it. The folios
+			 * collect held stay held: they are not in this batch,
+			 * and they keep out of the next one.
+			 */
 			np_batch_flush(m);
 		}
 		t0 = ktime_get_ns();

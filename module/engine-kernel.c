@@ -11,6 +11,7 @@
 #include <linux/hugetlb.h>
 #include <linux/migrate.h>
 #include <linux/mm_inline.h>
+#include <linux/sizes.h>
 #include <linux/swap.h>
 #include <linux/slab.h>
 #include <linux/vmstat.h>
@@ -182,8 +183,7 @@ static void np_prealloc_share(void *ctx, unsigned int share,
 
 /* Allocate destinations for the large folios of @list in parallel. */
 static struct np_prealloc *np_prealloc_begin(struct np_kernel_call *c,
-					     struct list_head *list,
-					     unsigned int nr_listed)
+					     struct list_head *list)
 {
 	struct np_prealloc *p;
 	struct folio *folio;
@@ -228,12 +228,82 @@ static void np_prealloc_end(struct np_prealloc *p)
 	kfree(p);
 }
 
+/*
+ * Destinations allocated ahead of migrate_pages() (in parallel, zeroing
+ * included) are held on top of the sources, uncharged, until it takes
+ * them: at most this many pages of them at a time, whatever the round
+ * (16 MiB: eight THPs, a share for each of up to NP_COPY_WORKERS_MAX
+ * workers). The kernel's own path holds one folio's worth.
+ */
+#define NP_PREALLOC_WINDOW_PAGES	(SZ_16M >> PAGE_SHIFT)
+
+/*
+ * Move folios from the head of @from to @to until @to holds
+ * NP_PREALLOC_WINDOW_PAGES pages of large (preallocated) folios, or
+ * @from is empty.
+ */
+static void np_prealloc_window(struct list_head *from, struct list_head *to)
+{
+	struct folio *folio, *tmp;
+	unsigned long large = 0, nr;
+
+	list_for_each_entry_safe(folio, tmp, from, lru) {
+		if (folio_test_large(folio) && !folio_test_hugetlb(folio)) {
+			nr = folio_nr_pages(folio);
+			if (large && large + nr > NP_PREALLOC_WINDOW_PAGES)
+				break;
+			large += nr;
+		}
+		list_move_tail(&folio->lru, to);
+	}
+}
+
+/*
+ * Migrate @list (node @c->mtc.nid's) with migrate_pages(): in windows when
+ * destinations are preallocated (@pre), else at once. What fails is put
+ * back. Return: 0, or the first negative error (-ENOMEM: the node is full,
+ * the rest was not tried); folios that failed otherwise stay where they
+ * are (resolve: -EBUSY).
+ */
+static int np_kernel_migrate_list(struct np_kernel_call *c,
+				  struct list_head *list, bool pre,
+				  u64 *alloc_ns)
+{
+	unsigned int succeeded;
+	LIST_HEAD(window);
+	int ret = 0;
+	u64 t0;
+
+	while (!list_empty(list)) {
+		if (pre) {
+			np_prealloc_window(list, &window);
+			t0 = ktime_get_ns();
+			c->pre = np_prealloc_begin(c, &window);
+			*alloc_ns += ktime_get_ns() - t0;
+		} else {
+			list_splice_init(list, &window);
+		}
+		succeeded = 0;
+		ret = np_ksyms.migrate_pages(&window, np_kernel_alloc_cb,
+					     np_kernel_put_cb, (unsigned long)c,
+					     MIGRATE_SYNC, MR_SYSCALL, &succeeded);
+		np_prealloc_end(c->pre);
+		c->pre = NULL;
+		if (ret)
+			np_ksyms.putback_movable_pages(&window);
+		if (ret < 0)
+			break;
+	}
+	if (!list_empty(list))
+		np_ksyms.putback_movable_pages(list);
+	return ret < 0 ? ret : 0;
+}
+
 /* Migrate every node's list; what fails is put back, its error noted. */
 void np_engine_kernel_run(struct np_mig *m)
 {
 	struct np_kernel_call *c;
-	u64 t0 = ktime_get_ns(), alloc_ns = 0, t1;
-	unsigned int succeeded;
+	u64 t0 = ktime_get_ns(), alloc_ns = 0;
 	int nid, ret;
 
 	for (nid = 0; nid < nr_node_ids && !m->nr_listed[nid]; nid++)
@@ -259,22 +329,12 @@ void np_engine_kernel_run(struct np_mig *m)
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 9, 0)
 		c->mtc.reason = MR_SYSCALL;
 #endif
-		if (m->engines & NUMAPLACE_ENGINE_BATCH) {
-			t1 = ktime_get_ns();
-			c->pre = np_prealloc_begin(c, &m->lists[nid],
-						   m->nr_listed[nid]);
-			alloc_ns += ktime_get_ns() - t1;
-		}
-		succeeded = 0;
-		ret = np_ksyms.migrate_pages(&m->lists[nid], np_kernel_alloc_cb,
-					     np_kernel_put_cb, (unsigned long)c,
-					     MIGRATE_SYNC, MR_SYSCALL, &succeeded);
-		np_prealloc_end(c->pre);
-		if (ret) {
-			np_ksyms.putback_movable_pages(&m->lists[nid]);
-			/* -ENOMEM: no room on the node; else busy or racing. */
-			m->node_err[nid] = ret < 0 ? ret : -EBUSY;
-		}
+		ret = np_kernel_migrate_list(c, &m->lists[nid],
+					     m->engines & NUMAPLACE_ENGINE_BATCH,
+					     &alloc_ns);
+		/* -ENOMEM: no room on the node; else busy or racing. */
+		if (ret)
+			m->node_err[nid] = ret;
 		if (c->folios) {
 			m->a->nr_moved_folios += c->folios;
 			m->a->engines |= NUMAPLACE_ENGINE_KERNEL;

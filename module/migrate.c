@@ -14,6 +14,7 @@
  */
 #include <linux/capability.h>
 #include <linux/cpumask.h>
+#include <linux/cpuset.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
 #include <linux/sched/mm.h>
@@ -463,6 +464,7 @@ int np_migrate(void *arg)
 	}
 	m->a = a;
 	m->mems = t.mems;
+	m->caller_mems = cpuset_current_mems_allowed;
 	m->engines = engines;
 	m->w.mm = t.mm;
 	m->chunk = READ_ONCE(np_config.batch_pages);

@@ -15,6 +15,10 @@
  * @w: the walk (collect, then resolve)
  * @a: the caller's request, kernel copy; its counters are updated here
  * @mems: nodes the target task's cpuset allows
+ * @caller_mems: nodes the caller's cpuset lets it allocate on (its
+ *	mems_allowed when the call started): the syscall allocates in the
+ *	caller's context, so a target outside them is -ENOMEM; the copy
+ *	workers allocate as kworkers, so it is checked once, up front
  * @engines: NUMAPLACE_ENGINE_* this call may use
  * @chunk: pages (range mode) or addresses (array mode) per round: what is
  *	collected, migrated and answered before the next signal check
@@ -48,6 +52,7 @@ struct np_mig {
 	struct np_walk w;
 	struct numaplace_migrate *a;
 	nodemask_t mems;
+	nodemask_t caller_mems;
 	unsigned int engines;
 	unsigned int chunk;
 	unsigned long base;
