@@ -130,6 +130,37 @@ static void np_collect_hold(struct np_mig *m, struct folio *folio,
 		return;
 	folio_get(folio);
 	m->held[m->nr_held++] = folio;
+	set_bit(i, m->held_map);
+}
+
+/*
+ * May a migrate_vma range cover chunk index @k, a page it must not move?
+ * migrate_vma_setup() unmaps every page it can lock in its range, in
+ * every mm that maps it (try_to_migrate()): a page shared with another
+ * process, a KSM page or one the kernel engine isolated would get
+ * migration entries there, for nothing. Only when collect holds it locked
+ * (setup skips it), or when there is no page setup would unmap: a hole or
+ * swap entry (-ENOENT), the zero page or an unmigratable VMA (-EFAULT).
+ */
+static bool np_range_gap_ok(const struct np_mig *m, unsigned int k)
+{
+	if (test_bit(k, m->held_map))
+		return true;
+	if (test_bit(k, m->pending))
+		return false;
+	return m->status[k] == -ENOENT || m->status[k] == -EFAULT;
+}
+
+/* May one migrate_vma range cover chunk indexes [@from, @to)? */
+bool np_range_spans_ok(const struct np_mig *m, unsigned int from,
+		       unsigned int to)
+{
+	unsigned int k;
+
+	for (k = from; k < to; k++)
+		if (!test_bit(k, m->vma_pending) && !np_range_gap_ok(m, k))
+			return false;
+	return true;
 }
 
 /* Unlock what np_collect_hold() held: the batched engine's unmap is done. */

@@ -117,7 +117,9 @@ void np_par_run(unsigned int nr, unsigned int workers, int nid, np_par_fn fn,
  *
  * Not when it is in the swap cache or under writeback:
  * migrate_vma_pages() never waits for writeback and BUG()s on it
- * (migrate_folio_extra() on 6.1, __migrate_device_pages() on 6.12).
+ * (migrate_folio_extra() on 6.1, __migrate_device_pages() on 6.12). Not
+ * a KSM page either: KSM may have merged it since collect (the mmap read
+ * lock does not stop ksmd), and it is other processes' page too.
  * Collect keeps such folios away already; this is the check that holds,
  * made after a page it saw could have been swapped out and faulted back
  * in. Return: true to give it a destination.
@@ -126,7 +128,8 @@ bool np_vma_src_ok(struct page *spage)
 {
 	struct folio *folio = page_folio(spage);
 
-	return !folio_test_swapcache(folio) && !folio_test_writeback(folio);
+	return !folio_test_swapcache(folio) && !folio_test_writeback(folio) &&
+	       !folio_test_ksm(folio);
 }
 
 /* Entry @j wants a destination: collected, ours, not there yet. */

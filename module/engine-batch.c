@@ -227,7 +227,8 @@ static void np_batch_stretch(struct np_mig *m, unsigned long start,
 			     (unsigned long)i + NP_BATCH_WINDOW_PAGES);
 		for (last = i;; last = next) {
 			next = find_next_bit(m->vma_pending, limit, last + 1);
-			if (next >= limit || next - last > NP_BATCH_GAP)
+			if (next >= limit || next - last > NP_BATCH_GAP ||
+			    !np_range_spans_ok(m, last + 1, next))
 				break;
 		}
 		if (m->batch->nr_segs == NP_BATCH_SEGS_MAX) {

@@ -114,23 +114,30 @@ static void np_vma_batch(struct np_mig *m, struct vm_area_struct *vma,
 		      ktime_get_ns() - t2);
 }
 
-/* The last bit set in [@from, @to) of @map; @from's bit is set. */
-static unsigned int np_last_bit(const unsigned long *map, unsigned int from,
+/*
+ * The last page to move in [@from, @to) that one setup may reach from
+ * @from (marked): it stops before a page the range must not cover
+ * (np_range_spans_ok()).
+ */
+static unsigned int np_vma_last(const struct np_mig *m, unsigned int from,
 				unsigned int to)
 {
-	unsigned int last = from;
+	unsigned int last = from, next;
 
-	while ((from = find_next_bit(map, to, from + 1)) < to)
-		last = from;
+	while ((next = find_next_bit(m->vma_pending, to, last + 1)) < to &&
+	       np_range_spans_ok(m, last + 1, next))
+		last = next;
 	return last;
 }
 
 /*
  * Move the pages collect marked for this engine among @nr_pages from
  * @start (chunk indexes from @idx0), one setup per page table and VMA: a
- * batch spans from a marked page to the last marked page of its table,
- * the unmarked ones in between are collected and put back untouched
- * (cheaper than a setup for each marked stretch when targets alternate).
+ * batch spans from a marked page to the last marked page of its table
+ * that it can reach without covering a page it must not touch
+ * (np_range_spans_ok(): shared, KSM, the kernel engine's); holes and zero
+ * pages in between are passed over untouched (cheaper than a setup for
+ * each marked stretch when targets alternate).
  */
 void np_engine_vma_run(struct np_mig *m, unsigned long start,
 		       unsigned int idx0, unsigned int nr_pages)
@@ -154,7 +161,7 @@ void np_engine_vma_run(struct np_mig *m, unsigned long start,
 			limit = min_t(unsigned long, limit,
 				      (vma->vm_end - addr) >> PAGE_SHIFT);
 		limit = min3(limit, end - i, (unsigned int)NP_VMA_BATCH);
-		n = np_last_bit(m->vma_pending, i, i + limit) - i + 1;
+		n = np_vma_last(m, i, i + limit) - i + 1;
 		if (vma)
 			np_vma_batch(m, vma, addr, i, n, src, dst);
 	}

@@ -223,6 +223,7 @@ static int np_migrate_round(struct np_mig *m, const struct np_stretch *st,
 
 	bitmap_zero(m->pending, n);
 	bitmap_zero(m->vma_pending, n);
+	bitmap_zero(m->held_map, n);
 	ret = np_walk_begin(&m->w);
 	if (ret)
 		return ret;
@@ -372,7 +373,7 @@ static int np_migrate_alloc(struct np_mig *m)
 
 	m->status = kvmalloc_array(m->chunk, sizeof(s32), GFP_KERNEL);
 	m->target = kvmalloc_array(m->chunk, sizeof(s32), GFP_KERNEL);
-	m->pending = kvmalloc_array(2 * words, sizeof(long), GFP_KERNEL);
+	m->pending = kvmalloc_array(3 * words, sizeof(long), GFP_KERNEL);
 	m->lists = kcalloc(nr_node_ids, sizeof(*m->lists), GFP_KERNEL);
 	m->nr_listed = kcalloc(nr_node_ids, sizeof(*m->nr_listed), GFP_KERNEL);
 	m->node_err = kcalloc(nr_node_ids, sizeof(*m->node_err), GFP_KERNEL);
@@ -380,6 +381,7 @@ static int np_migrate_alloc(struct np_mig *m)
 	    !m->nr_listed || !m->node_err)
 		return -ENOMEM;
 	m->vma_pending = m->pending + words;
+	m->held_map = m->pending + 2 * words;
 	for (nid = 0; nid < nr_node_ids; nid++)
 		INIT_LIST_HEAD(&m->lists[nid]);
 	return 0;

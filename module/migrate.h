@@ -29,6 +29,7 @@
  * @target: per chunk index: the page's target node
  * @pending: chunk indexes handed to an engine: answered after it ran
  * @vma_pending: of those, the ones for the migrate_vma engine
+ * @held_map: chunk indexes whose folio collect holds locked (np_collect_hold())
  * @last_folio: the folio the previous page belonged to, if it went to an
  *	engine (a large folio is handed over once)
  * @last_target: its target
@@ -61,6 +62,7 @@ struct np_mig {
 	s32 *target;
 	unsigned long *pending;
 	unsigned long *vma_pending;
+	unsigned long *held_map;
 	struct folio *last_folio;
 	int last_target;
 	bool last_vma;
@@ -92,6 +94,8 @@ void np_resolve_stretch(struct np_mig *m, unsigned long start,
 			unsigned int idx0, unsigned int nr_pages);
 int np_mig_node_check(const struct np_mig *m, int nid);
 void np_mig_fail(struct np_mig *m, unsigned int i, unsigned int n, int err);
+bool np_range_spans_ok(const struct np_mig *m, unsigned int from,
+		       unsigned int to);
 
 /* module/engine-kernel.c */
 bool np_engine_kernel_available(void);

@@ -1733,6 +1733,92 @@ TEST_F(mig, thp_pte_mapped_split_ok)
 }
 
 /*
+ * A page shared with another process (after fork, not written since) in
+ * the middle of a range of private pages: the call answers it -EACCES
+ * and must not touch it, in either process. migrate_vma_setup() unmaps
+ * every page it can lock in its range, in every mm that maps it; a range
+ * that covered the shared page put migration entries into the other
+ * process meanwhile. The other process (the child) samples its own
+ * pagemap entry of that page while the test migrates the range back and
+ * forth: it must always be present. On 41261ae the VMA engine's ranges
+ * spanned it: the child saw it unmapped.
+ */
+#define NP_COW_PAGES	64
+#define NP_COW_SHARED	32	/* the page the child shares */
+#define NP_COW_ROUNDS	100
+
+struct np_cow {
+	volatile int started, stop;
+	long samples, unmapped;
+};
+
+static void np_cow_child(const char *p, struct np_cow *x)
+{
+	uintptr_t va = (uintptr_t)(p + NP_COW_SHARED * psz);
+	int pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	__u64 e;
+
+	if (pm < 0)
+		_exit(2);
+	x->started = 1;
+	while (!x->stop) {
+		if (pread(pm, &e, 8, va / psz * 8) != 8)
+			_exit(3);
+		x->samples++;
+		x->unmapped += !(e & NP_PM_PRESENT);
+	}
+	_exit(0);
+}
+
+TEST_F_TIMEOUT(mig, cow_shared_untouched, 120)
+{
+	NP_SKIPPED();
+	const size_t n = NP_COW_PAGES;
+	char *p = np_pmd_map(n * psz, 0);
+	struct np_cow *x = mmap(NULL, sizeof(*x), PROT_READ | PROT_WRITE,
+				MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	__s32 st[NP_COW_PAGES];
+	struct numaplace_migrate m;
+	int status, bad = 0;
+	pid_t pid;
+
+	ASSERT_NE(NULL, p);
+	ASSERT_NE(MAP_FAILED, x);
+	if (!np_node_isset(self->info.node_memory, 1))
+		SKIP(return, "needs node 1 with memory");
+	np_mempolicy(MPOL_BIND, 0);
+	np_fill(p, n, 1);
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid)
+		np_cow_child(p, x);
+	/* Every page the test's own (copy on write) but the shared one. */
+	for (size_t i = 0; i < n; i++)
+		if (i != NP_COW_SHARED)
+			((volatile char *)p)[i * psz] = p[i * psz];
+	np_mempolicy(MPOL_DEFAULT, -1);
+	while (!x->started)
+		usleep(1000);
+	for (int r = 0; r < NP_COW_ROUNDS; r++) {
+		ASSERT_EQ(0, np_migrate_node(self->fd, 0, self->eflags,
+					     (uintptr_t)p, n * psz, (r + 1) % 2,
+					     st, &m));
+		/* Where it already is, the answer is its node. */
+		bad += st[NP_COW_SHARED] != ((r + 1) % 2 ? -EACCES : 0);
+	}
+	x->stop = 1;
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	TH_LOG("the child sampled its page %ld times, %ld unmapped",
+	       x->samples, x->unmapped);
+	EXPECT_EQ(0, bad) TH_LOG("the shared page's answers");
+	EXPECT_LT(NP_COW_ROUNDS, x->samples);
+	EXPECT_EQ(0, x->unmapped);
+	munmap(x, sizeof(*x));
+}
+
+/*
  * What a call holds beyond its sources is bounded, and charged where the
  * kernel would charge it: a child in a memcg whose memory.max is its
  * working set plus NP_EXTRA_MAX_MB (no swap) moves 64 MiB of 4 KiB pages
