@@ -3746,9 +3746,10 @@ TEST_F(migrate, cpuset_outside)
  * the call fails with ENOMEM (its way of saying the node is full).
  * numaplace moves nothing either and answers each such page -ENOMEM (as
  * for a full node, abi.md), also when its copy workers (kworkers, outside
- * any cpuset) allocate: on 41261ae, with two copy workers, part of the
- * pages moved. The caller is a child in a cpuset of node 0; the target is
- * the test, outside it.
+ * any cpuset) allocate. (41261ae passes too here: the caller's own share
+ * fails first and stops the workers; the check up front makes it so by
+ * construction.) The caller is a child in a cpuset of node 0; the target
+ * is the test, outside it.
  */
 #define NP_CPUSET_SMALL	512
 
