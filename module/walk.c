@@ -466,18 +466,37 @@ static bool np_pud_protnone_leaf(pud_t pud)
 
 /*
  * 6.12's folio_walk tests pud_present() and finds nothing (-ENOENT); 6.1's
- * follow_huge_pud() follows any hugetlb leaf to its node.
+ * follow_huge_pud() follows any hugetlb leaf to its node. A locked walk
+ * (collect) emits such a leaf under its pud_lock() and re-reads it there,
+ * as any other PUD leaf: its consumer takes the folio behind it.
  */
-static bool np_walk_pud_protnone(struct np_walk *w, unsigned long addr,
-				 unsigned long next, pud_t pud)
+static bool np_walk_pud_protnone(struct np_walk *w, pud_t *pudp,
+				 unsigned long addr, unsigned long next,
+				 pud_t pud)
 {
 	u32 kind = w->vma_kind | NUMAPLACE_KIND_PUD | NUMAPLACE_KIND_PROTNONE;
+	spinlock_t *ptl;
+	bool ok;
 
-	if ((w->flags & NP_WALK_LEGACY) && (w->vma_kind & NUMAPLACE_KIND_HUGETLB))
+	if (!(w->flags & NP_WALK_LEGACY) ||
+	    !(w->vma_kind & NUMAPLACE_KIND_HUGETLB))
+		return np_walk_add(w, addr, (next - addr) >> PAGE_SHIFT, 0,
+				   -ENOENT, kind);
+	if (!(w->flags & NP_WALK_LOCKED))
 		return np_walk_leaf(w, addr, next, pud_pfn(pud), true, false,
 				    false, NUMAPLACE_KIND_PUD);
-	return np_walk_add(w, addr, (next - addr) >> PAGE_SHIFT, 0, -ENOENT,
-			   kind);
+	ptl = pud_lock(w->mm, pudp);
+	pud = np_pudp_get(pudp);
+	if (!np_pud_protnone_leaf(pud)) {
+		/* Changed under us: gone, or in flux; nothing to take. */
+		spin_unlock(ptl);
+		return np_walk_hole(w, addr, next);
+	}
+	ok = np_walk_leaf(w, addr, next, pud_pfn(pud), true, false, false,
+			  NUMAPLACE_KIND_PUD) &&
+	     np_walk_flush(w);
+	spin_unlock(ptl);
+	return ok;
 }
 
 static bool np_walk_pud_leaf(struct np_walk *w, pud_t *pudp, pud_t pud,
@@ -525,7 +544,7 @@ static bool np_walk_puds(struct np_walk *w, p4d_t *p4dp, unsigned long addr,
 			if (!np_walk_hole(w, addr, next))
 				return false;
 		} else if (np_pud_protnone_leaf(pud)) {
-			if (!np_walk_pud_protnone(w, addr, next, pud))
+			if (!np_walk_pud_protnone(w, pudp, addr, next, pud))
 				return false;
 		} else if (!pud_present(pud)) {
 			if (!np_walk_leaf_entry(w, addr, next,
