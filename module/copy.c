@@ -200,12 +200,40 @@ static void np_copy_alloc(struct np_copy_batch *cb, unsigned int from,
 	}
 }
 
-/* One page through the DMA channel; false: copy it with the CPU. */
+/*
+ * How long one page's DMA copy may take: a 4 KiB copy takes microseconds;
+ * a channel that has not completed it by then is stuck, and the caller
+ * holds page locks and the target's mmap lock meanwhile.
+ */
+#define NP_DMA_TIMEOUT_MS	100
+
+struct np_dma_wait {
+	struct completion done;
+	enum dmaengine_tx_result result;
+};
+
+/* The descriptor's completion callback (tasklet or IRQ context). */
+static void np_copy_dma_done(void *arg, const struct dmaengine_result *res)
+{
+	struct np_dma_wait *wait = arg;
+
+	wait->result = res ? res->result : DMA_TRANS_NOERROR;
+	complete(&wait->done);
+}
+
+/*
+ * One page through the DMA channel; false: copy it with the CPU. Done is
+ * what the descriptor's callback says (a device that completes out of
+ * order, as Intel DSA, has no cookie order to poll). On a timeout the
+ * channel is terminated before the buffers are unmapped: the device may
+ * still be writing.
+ */
 static bool np_copy_dma(struct dma_chan *chan, struct page *dst,
 			struct page *src)
 {
 	struct device *dev = chan->device->dev;
 	struct dma_async_tx_descriptor *tx;
+	struct np_dma_wait wait;
 	dma_cookie_t cookie;
 	dma_addr_t s, d;
 	bool ok = false;
@@ -216,14 +244,25 @@ static bool np_copy_dma(struct dma_chan *chan, struct page *dst,
 	d = dma_map_page(dev, dst, 0, PAGE_SIZE, DMA_FROM_DEVICE);
 	if (dma_mapping_error(dev, d))
 		goto unmap_src;
-	tx = dmaengine_prep_dma_memcpy(chan, d, s, PAGE_SIZE, 0);
+	tx = dmaengine_prep_dma_memcpy(chan, d, s, PAGE_SIZE,
+				       DMA_PREP_INTERRUPT);
 	if (!tx)
 		goto unmap_dst;
+	init_completion(&wait.done);
+	wait.result = DMA_TRANS_ABORTED;
+	tx->callback_result = np_copy_dma_done;
+	tx->callback_param = &wait;
 	cookie = dmaengine_submit(tx);
 	if (dma_submit_error(cookie))
 		goto unmap_dst;
 	dma_async_issue_pending(chan);
-	ok = dma_sync_wait(chan, cookie) == DMA_COMPLETE;
+	if (!wait_for_completion_timeout(&wait.done,
+					 msecs_to_jiffies(NP_DMA_TIMEOUT_MS))) {
+		/* No callback runs after this returns: @wait may go. */
+		dmaengine_terminate_sync(chan);
+		goto unmap_dst;
+	}
+	ok = wait.result == DMA_TRANS_NOERROR;
 unmap_dst:
 	dma_unmap_page(dev, d, PAGE_SIZE, DMA_FROM_DEVICE);
 unmap_src:
@@ -238,6 +277,27 @@ static void np_copy_drop(struct np_copy_batch *cb, unsigned int j,
 	cb->dst[j] = 0;
 	unlock_page(dpage);
 	put_page(dpage);
+}
+
+/*
+ * Fill @dpage from @spage: with the DMA channel while it works (after its
+ * first failure the rest of the call copies with the CPU), else as the
+ * kernel's migration copies. Return: 0, or -EFAULT (a poisoned source).
+ */
+static int np_copy_one(struct np_copy_batch *cb, struct np_copy_stats *st,
+		       struct page *dpage, struct page *spage)
+{
+	if (cb->dma) {
+		if (cb->chan && !READ_ONCE(cb->dma_failed)) {
+			if (np_copy_dma(cb->chan, dpage, spage)) {
+				st->dma_pages++;
+				return 0;
+			}
+			WRITE_ONCE(cb->dma_failed, true);
+		}
+		st->dma_fallback++;	/* no channel, or it failed */
+	}
+	return np_copy_page(dpage, spage);
 }
 
 /* np_par_fn: allocate and fill the destinations of one share. */
@@ -263,14 +323,7 @@ static void np_copy_share(void *ctx, unsigned int share, unsigned int from,
 			np_copy_drop(cb, j, dpage);
 			continue;
 		}
-		if (cb->dma) {
-			if (cb->chan && np_copy_dma(cb->chan, dpage, spage)) {
-				st->dma_pages++;
-				continue;
-			}
-			st->dma_fallback++;	/* no channel, or it failed */
-		}
-		if (np_copy_page(dpage, spage))
+		if (np_copy_one(cb, st, dpage, spage))
 			np_copy_drop(cb, j, dpage);	/* poisoned source */
 		if (!(j & (NP_COPY_RESCHED - 1))) {
 			cond_resched();

@@ -38,6 +38,8 @@ struct page;
  * @workers: out: threads that took a share (the caller included)
  * @abort: the caller got a fatal signal: the shares stop copying and free
  *	the destinations not filled yet (those pages stay where they are)
+ * @dma_failed: a DMA copy failed or timed out: the rest of the batch
+ *	copies with the CPU (set by any share)
  */
 struct np_copy_batch {
 	unsigned long *src;
@@ -57,6 +59,7 @@ struct np_copy_batch {
 	unsigned long dma_pages, dma_fallback;
 	unsigned int workers;
 	bool abort;
+	bool dma_failed;
 };
 
 /* One share of a parallel job: items [@from, @to), share number @share. */

@@ -50,6 +50,7 @@ struct np_batch {
 	struct page **pages;
 	unsigned int *slots;
 	bool dma;
+	bool dma_failed;	/* a DMA copy failed: the CPU copies from now on */
 	struct dma_chan *chan;
 	struct migrate_vma segs[NP_BATCH_SEGS_MAX];
 	unsigned int seg_idx[NP_BATCH_SEGS_MAX];	/* chunk index of a range's first page */
@@ -168,6 +169,7 @@ static void np_batch_flush(struct np_mig *m)
 		.pages = b->pages,
 		.slots = b->slots,
 		.dma = b->dma,
+		.dma_failed = b->dma_failed,
 		.chan = b->chan,
 	};
 	struct migrate_vma *args;
@@ -184,6 +186,7 @@ static void np_batch_flush(struct np_mig *m)
 	np_stat_phase(NUMAPLACE_ENGINE_BATCH, NUMAPLACE_PHASE_ALLOC,
 		      cb.alloc_ns);
 	np_stat_phase(NUMAPLACE_ENGINE_BATCH, NUMAPLACE_PHASE_COPY, cb.copy_ns);
+	b->dma_failed = cb.dma_failed;
 	np_stat_add(NP_STAT_DMA_PAGES, cb.dma_pages);
 	np_stat_add(NP_STAT_DMA_FALLBACK, cb.dma_fallback);
 
