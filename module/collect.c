@@ -130,42 +130,38 @@ static void np_collect_hold(struct np_mig *m, struct folio *folio,
 		return;
 	folio_get(folio);
 	m->held[m->nr_held++] = folio;
-	set_bit(i, m->held_map);
+	set_bit(i, m->gap_ok);
 }
 
 /*
- * May a migrate_vma range cover chunk index @k, a page it must not move?
- * migrate_vma_setup() unmaps every page it can lock in its range, in
- * every mm that maps it (try_to_migrate()): a page shared with another
- * process, a KSM page or one the kernel engine isolated would get
- * migration entries there, for nothing. Only when collect holds it locked
- * (setup skips it), or when there is no page setup would unmap: a hole or
- * swap entry (-ENOENT), the zero page or an unmigratable VMA (-EFAULT).
+ * May migrate_vma ranges cover chunk indexes [@from, @to), pages they do
+ * not move? migrate_vma_setup() unmaps every page it can lock in its
+ * range, in every mm that maps it (try_to_migrate()), and splits THPs: a
+ * page shared with another process, a KSM page, one the kernel engine
+ * isolated, a PROT_NONE (NUMA-hinting) page that 6.1's AS_SYSCALL answers
+ * -ENOENT, the huge zero page, would all be touched for nothing. Only
+ * indexes in @gap_ok: collect holds the folio locked (setup skips it), or
+ * collect saw no page setup would take (never touched, the small zero
+ * page).
  */
-static bool np_range_gap_ok(const struct np_mig *m, unsigned int k)
-{
-	if (test_bit(k, m->held_map))
-		return true;
-	if (test_bit(k, m->pending))
-		return false;
-	return m->status[k] == -ENOENT || m->status[k] == -EFAULT;
-}
-
-/* May one migrate_vma range cover chunk indexes [@from, @to)? */
 bool np_range_spans_ok(const struct np_mig *m, unsigned int from,
 		       unsigned int to)
 {
 	unsigned int k;
 
 	for (k = from; k < to; k++)
-		if (!test_bit(k, m->vma_pending) && !np_range_gap_ok(m, k))
+		if (!test_bit(k, m->vma_pending) && !test_bit(k, m->gap_ok))
 			return false;
 	return true;
 }
 
-/* Unlock what np_collect_hold() held: the batched engine's unmap is done. */
+/*
+ * Unlock what np_collect_hold() held: the batched engine's unmap is done,
+ * no range may count on them any more.
+ */
 void np_collect_release(struct np_mig *m)
 {
+	bitmap_zero(m->gap_ok, m->chunk);
 	while (m->nr_held) {
 		struct folio *folio = m->held[--m->nr_held];
 
@@ -246,6 +242,11 @@ static unsigned long np_collect_emit(struct np_walk *w, const struct np_run *run
 	if (!(run->kind & NUMAPLACE_KIND_PRESENT) || run->status < 0) {
 		np_mig_fail(m, i, n, run->status);
 		m->last_folio = NULL;
+		/* Nothing there a range could unmap or split (see gap_ok). */
+		if ((run->kind & NUMAPLACE_KIND_NONE) ||
+		    (run->kind & (NUMAPLACE_KIND_ZERO | NUMAPLACE_KIND_PMD)) ==
+		    NUMAPLACE_KIND_ZERO)
+			bitmap_set(m->gap_ok, i, n);
 		return n;
 	}
 	/* Present, physically contiguous, and this entry's lock is held. */

@@ -245,7 +245,7 @@ static bool np_copy_dma(struct dma_chan *chan, struct page *dst,
 	if (dma_mapping_error(dev, d))
 		goto unmap_src;
 	tx = dmaengine_prep_dma_memcpy(chan, d, s, PAGE_SIZE,
-				       DMA_PREP_INTERRUPT);
+				       DMA_CTRL_ACK | DMA_PREP_INTERRUPT);
 	if (!tx)
 		goto unmap_dst;
 	init_completion(&wait.done);
@@ -368,7 +368,14 @@ void np_copy_batch(struct np_copy_batch *cb)
 	cb->wall_ns = ktime_get_ns() - t0;
 }
 
-/* A dmaengine memcpy channel, or NULL (none on this host: CPU copies). */
+/*
+ * A dmaengine memcpy channel, or NULL (none on this host: CPU copies). Only
+ * a channel that can be stopped and synchronised: after a timeout
+ * dmaengine_terminate_sync() must guarantee that the device writes no
+ * more and no callback runs, before the pages and the waiter go. Without
+ * device_terminate_all and device_synchronize (ioatdma and idxd have
+ * neither) it does nothing, so such a channel is not used.
+ */
 struct dma_chan *np_copy_dma_get(void)
 {
 	struct dma_chan *chan;
@@ -377,7 +384,14 @@ struct dma_chan *np_copy_dma_get(void)
 	dma_cap_zero(mask);
 	dma_cap_set(DMA_MEMCPY, mask);
 	chan = dma_request_chan_by_mask(&mask);
-	return IS_ERR(chan) ? NULL : chan;
+	if (IS_ERR(chan))
+		return NULL;
+	if (!chan->device->device_terminate_all ||
+	    !chan->device->device_synchronize) {
+		dma_release_channel(chan);
+		return NULL;
+	}
+	return chan;
 }
 
 void np_copy_dma_put(struct dma_chan *chan)

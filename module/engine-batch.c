@@ -234,14 +234,13 @@ static void np_batch_stretch(struct np_mig *m, unsigned long start,
 			    !np_range_spans_ok(m, last + 1, next))
 				break;
 		}
-		if (m->batch->nr_segs == NP_BATCH_SEGS_MAX) {
-			np_collect_release(m);
-			np_batch_flush(m);
-		} else if (m->batch->used + last - i + 1 > NP_BATCH_WINDOW_PAGES) {
+		if (m->batch->nr_segs == NP_BATCH_SEGS_MAX ||
+		    m->batch->used + last - i + 1 > NP_BATCH_WINDOW_PAGES) {
 			/*
-			 * A window's worth: copy and restore it. The folios
-			 * collect held stay held: they are not in this batch,
-			 * and they keep out of the next one.
+			 * A batch's worth: copy and restore it. The folios
+			 * collect held stay held to the round's end: they are
+			 * in no batch, and np_range_spans_ok() counts on them
+			 * being locked for the ranges still to come.
 			 */
 			np_batch_flush(m);
 		}

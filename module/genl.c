@@ -211,7 +211,7 @@ int np_genl_config_set_doit(struct sk_buff *skb, struct genl_info *info)
 	struct nlattr *dma = info->attrs[NUMAPLACE_A_CONFIG_DMA];
 	int ret = 0;
 
-	if (!capable(CAP_SYS_ADMIN)) {
+	if (!netlink_capable(skb, CAP_SYS_ADMIN)) {
 		NL_SET_ERR_MSG(info->extack,
 			       "CONFIG_SET needs CAP_SYS_ADMIN (memory-management knobs)");
 		return -EPERM;

@@ -14,7 +14,7 @@
  */
 #include <linux/capability.h>
 #include <linux/cpumask.h>
-#include <linux/cpuset.h>
+#include <linux/sched/task.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
 #include <linux/sched/mm.h>
@@ -223,7 +223,7 @@ static int np_migrate_round(struct np_mig *m, const struct np_stretch *st,
 
 	bitmap_zero(m->pending, n);
 	bitmap_zero(m->vma_pending, n);
-	bitmap_zero(m->held_map, n);
+	bitmap_zero(m->gap_ok, n);
 	ret = np_walk_begin(&m->w);
 	if (ret)
 		return ret;
@@ -381,7 +381,7 @@ static int np_migrate_alloc(struct np_mig *m)
 	    !m->nr_listed || !m->node_err)
 		return -ENOMEM;
 	m->vma_pending = m->pending + words;
-	m->held_map = m->pending + 2 * words;
+	m->gap_ok = m->pending + 2 * words;
 	for (nid = 0; nid < nr_node_ids; nid++)
 		INIT_LIST_HEAD(&m->lists[nid]);
 	return 0;
@@ -466,7 +466,10 @@ int np_migrate(void *arg)
 	}
 	m->a = a;
 	m->mems = t.mems;
-	m->caller_mems = cpuset_current_mems_allowed;
+	/* As np_target_mems(): consistent under task_lock(). */
+	task_lock(current);
+	m->caller_mems = current->mems_allowed;
+	task_unlock(current);
 	m->engines = engines;
 	m->w.mm = t.mm;
 	m->chunk = READ_ONCE(np_config.batch_pages);

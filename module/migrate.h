@@ -29,7 +29,10 @@
  * @target: per chunk index: the page's target node
  * @pending: chunk indexes handed to an engine: answered after it ran
  * @vma_pending: of those, the ones for the migrate_vma engine
- * @held_map: chunk indexes whose folio collect holds locked (np_collect_hold())
+ * @gap_ok: chunk indexes a migrate_vma range may cover without moving
+ *	them (np_range_spans_ok()): collect holds the folio locked
+ *	(np_collect_hold(), until np_collect_release()), or saw no page
+ *	there that setup would take
  * @last_folio: the folio the previous page belonged to, if it went to an
  *	engine (a large folio is handed over once)
  * @last_target: its target
@@ -62,7 +65,7 @@ struct np_mig {
 	s32 *target;
 	unsigned long *pending;
 	unsigned long *vma_pending;
-	unsigned long *held_map;
+	unsigned long *gap_ok;
 	struct folio *last_folio;
 	int last_target;
 	bool last_vma;
