@@ -21,22 +21,6 @@
 #define NP_LOAD_SLAB_SLACK_KB 96
 #define NP_LOAD_BATCHES	3
 
-static long np_meminfo_kb(const char *key)
-{
-	char line[256];
-	long val = -1;
-	FILE *f = fopen("/proc/meminfo", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, strlen(key)) &&
-		    line[strlen(key)] == ':')
-			val = strtol(line + strlen(key) + 1, NULL, 10);
-	fclose(f);
-	return val;
-}
-
 static int np_loaded(void)
 {
 	struct stat st;

@@ -1590,6 +1590,25 @@ TEST_F(mig, pfnmap_vvar)
 }
 
 /*
+ * @n pages of PMD-mapped THPs at @p on node 0, each page stamped with
+ * generation 1, khugepaged kept away (it would re-collapse what an engine
+ * split), @addrs their addresses. 0, or -ENOENT: no THP (THP disabled?).
+ */
+static int np_thp_on0(char *p, __u64 *addrs, size_t n)
+{
+	struct np_pre pre;
+
+	np_range_addrs(addrs, (uintptr_t)p, n);
+	np_mempolicy(MPOL_BIND, 0);
+	np_fill(p, n, 1);
+	np_mempolicy(MPOL_DEFAULT, -1);
+	madvise(p, n * psz, MADV_NOHUGEPAGE);
+	if (np_pre_read(0, addrs, 1, &pre) || !(pre.pg.what & NPW_PMD))
+		return -ENOENT;
+	return 0;
+}
+
+/*
  * THPs: whole through the kernel engine; with ENGINE_VMA they stay in
  * place (-EBUSY) unless SPLIT_OK lets the engine split them. Data intact.
  */
@@ -1608,14 +1627,7 @@ TEST_F(mig, thp_split_ok)
 
 	ASSERT_NE(NULL, p);
 	ASSERT_TRUE(addrs && st && now);
-	np_range_addrs(addrs, (uintptr_t)p, n);
-	np_mempolicy(MPOL_BIND, 0);
-	np_fill(p, n, 1);
-	np_mempolicy(MPOL_DEFAULT, -1);
-	/* No khugepaged: it would re-collapse what an engine split. */
-	madvise(p, n * psz, MADV_NOHUGEPAGE);
-	ASSERT_EQ(0, np_pre_read(0, addrs, 1, &pre));
-	if (!(pre.pg.what & NPW_PMD))
+	if (np_thp_on0(p, addrs, n))
 		SKIP(return, "no PMD-mapped THP (THP disabled?)");
 
 	/* Without SPLIT_OK. */
@@ -1689,13 +1701,7 @@ TEST_F(mig, thp_pte_mapped_split_ok)
 
 	ASSERT_NE(NULL, p);
 	ASSERT_TRUE(addrs && st && now);
-	np_range_addrs(addrs, (uintptr_t)p, n);
-	np_mempolicy(MPOL_BIND, 0);
-	np_fill(p, n, 1);
-	np_mempolicy(MPOL_DEFAULT, -1);
-	madvise(p, n * psz, MADV_NOHUGEPAGE);
-	ASSERT_EQ(0, np_pre_read(0, addrs, 1, &pre));
-	if (!(pre.pg.what & NPW_PMD))
+	if (np_thp_on0(p, addrs, n))
 		SKIP(return, "no PMD-mapped THP (THP disabled?)");
 	/*
 	 * Split the PMD, keep the folio: PTE-mapped, still large. The page
@@ -1840,27 +1846,12 @@ struct np_extra {
 	long min_free_kb;
 };
 
-static long np_memfree_kb(void)
-{
-	char line[128];
-	long kb = -1;
-	FILE *f = fopen("/proc/meminfo", "re");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "MemFree: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
-}
-
 static void *np_extra_sampler(void *arg)
 {
 	struct np_extra *x = arg;
 
 	while (!x->stop) {
-		long kb = np_memfree_kb();
+		long kb = np_meminfo_kb("MemFree");
 
 		if (kb >= 0 && kb < x->min_free_kb)
 			x->min_free_kb = kb;
@@ -1869,10 +1860,19 @@ static void *np_extra_sampler(void *arg)
 	return NULL;
 }
 
+struct np_extra_args {
+	__u32 eflags;
+	int fd;
+	long *extra_kb;		/* shared with the test */
+};
+
 /* The child's part: in @cg, map, fill and move both regions. */
-static int np_extra_child(const char *cg, __u32 eflags, int fd,
-			  long *extra_kb)
+static int np_extra_child(const char *cg, void *arg)
 {
+	const struct np_extra_args *args = arg;
+	__u32 eflags = args->eflags;
+	long *extra_kb = args->extra_kb;
+	int fd = args->fd;
 	const size_t n = NP_EXTRA_MB << 8;
 	char *small = np_pmd_map(n * psz, 0), *thp = np_pmd_map(n * psz, 1);
 	struct numaplace_migrate m;
@@ -1901,7 +1901,7 @@ static int np_extra_child(const char *cg, __u32 eflags, int fd,
 		char *p = r ? thp : small;
 
 		x.stop = 0;
-		x.min_free_kb = np_memfree_kb();
+		x.min_free_kb = np_meminfo_kb("MemFree");
 		extra_kb[r] = x.min_free_kb;
 		if (pthread_create(&th, NULL, np_extra_sampler, &x))
 			return 23;
@@ -1924,25 +1924,21 @@ TEST_F_TIMEOUT(mig, extra_memory_bounded, 180)
 	NP_SKIPPED();
 	long *extra = mmap(NULL, 2 * sizeof(long), PROT_READ | PROT_WRITE,
 			   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct np_extra_args args = { self->eflags, self->fd, extra };
 	char cg[128];
 	long peak, lim;
-	int ret, status;
-	pid_t pid;
+	int status;
 
 	ASSERT_NE(MAP_FAILED, extra);
 	if (!np_node_isset(self->info.node_memory, 1))
 		SKIP(return, "needs node 1 with memory");
 	if (self->vma_only)
 		SKIP(return, "the VMA engine does not move THPs");
-	ret = np_memcg_make("np-extra", cg, sizeof(cg));
-	if (ret == -ENOENT)
+	status = np_memcg_fork("np-extra", cg, sizeof(cg), np_extra_child,
+			       &args);
+	if (status == -ENOENT)
 		SKIP(return, "no cgroup2 memory controller");
-	ASSERT_EQ(0, ret);
-	pid = fork();
-	ASSERT_GE(pid, 0);
-	if (!pid)
-		_exit(np_extra_child(cg, self->eflags, self->fd, extra));
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_LE(0, status);
 	peak = np_memcg_long(cg, "memory.peak");
 	lim = np_memcg_long(cg, "memory.max");
 	TH_LOG("beyond free memory: 4 KiB %ld KiB, THP %ld KiB; memcg peak %ld of %ld",

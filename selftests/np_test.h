@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -1494,6 +1495,22 @@ static inline int np_isolated(long *anon, long *file)
 	return *anon < 0 || *file < 0 ? -ENOENT : 0;
 }
 
+/* Field @key of /proc/meminfo in kB, or -1. */
+static inline long np_meminfo_kb(const char *key)
+{
+	char line[256];
+	long val = -1;
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, strlen(key)) && line[strlen(key)] == ':')
+			val = strtol(line + strlen(key) + 1, NULL, 10);
+	fclose(f);
+	return val;
+}
+
 /*
  * ---- cgroup v2 memory controller ---------------------------------------
  *
@@ -1569,6 +1586,29 @@ static inline long np_memcg_key(const char *cg, const char *file,
 static inline int np_memcg_enter(const char *cg)
 {
 	return np_memcg_set(cg, "cgroup.procs", "0");
+}
+
+/*
+ * Run @fn(@cg, @arg) in a child that is to enter memcg @cg (made here as
+ * NP_CG_ROOT/@name) and wait for it. Return: its wait status, -ENOENT (no
+ * memory controller) or -errno. The caller removes @cg.
+ */
+static inline int np_memcg_fork(const char *name, char *cg, size_t len,
+				int (*fn)(const char *cg, void *arg), void *arg)
+{
+	int ret = np_memcg_make(name, cg, len), status;
+	pid_t pid;
+
+	if (ret)
+		return ret;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (!pid)
+		_exit(fn(cg, arg));
+	if (waitpid(pid, &status, 0) != pid)
+		return -errno;
+	return status;
 }
 
 /* Remove @cg once its processes are gone (a few tries: they exit late). */

@@ -589,7 +589,7 @@ TEST_F_TIMEOUT(watch, overflow, 150)
 #define WT_MEMCG_REC_MIN	64	/* bytes: a record is larger */
 #define WT_MEMCG_PAUSE_US	30000	/* the debounce and a walk */
 
-static int wt_memcg_child(const char *cg)
+static int wt_memcg_child(const char *cg, void *arg)
 {
 	int dev = np_open(), fds[WT_MEMCG_WATCHES];
 	long before, after, want;
@@ -627,21 +627,15 @@ static int wt_memcg_child(const char *cg)
 TEST_F_TIMEOUT(watch, memcg_charged, 120)
 {
 	char cg[128];
-	int ret, status;
-	pid_t pid;
+	int status;
 
 	WT_SKIPPED();
 	if (geteuid())
 		SKIP(return, "needs root (cgroups)");
-	ret = np_memcg_make("np-watch", cg, sizeof(cg));
-	if (ret == -ENOENT)
+	status = np_memcg_fork("np-watch", cg, sizeof(cg), wt_memcg_child, NULL);
+	if (status == -ENOENT)
 		SKIP(return, "no cgroup2 memory controller");
-	ASSERT_EQ(0, ret);
-	pid = fork();
-	ASSERT_GE(pid, 0);
-	if (!pid)
-		_exit(wt_memcg_child(cg));
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_LE(0, status);
 	EXPECT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
 	EXPECT_EQ(0, np_memcg_remove(cg));
@@ -753,26 +747,11 @@ TEST_F_TIMEOUT(watch, cli, 120)
 	EXPECT_EQ(0, pclose(out));
 }
 
-static long wt_meminfo_kb(const char *key)
-{
-	char line[256];
-	long val = -1;
-	FILE *f = fopen("/proc/meminfo", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, strlen(key)) && line[strlen(key)] == ':')
-			val = strtol(line + strlen(key) + 1, NULL, 10);
-	fclose(f);
-	return val;
-}
-
 static long wt_slab_settled_kb(void)
 {
 	usleep(200 * 1000);
 	np_write_str("/proc/sys/vm/drop_caches", "3");
-	return wt_meminfo_kb("SUnreclaim");
+	return np_meminfo_kb("SUnreclaim");
 }
 
 static int wt_unload(void)
