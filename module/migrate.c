@@ -136,7 +136,7 @@ static int np_migrate_check_nodes(struct np_mig *m)
 /*
  * POLICY_PER_PAGE: read @n nodes for chunk indexes 0.. into m->target.
  * Return: how many are good (a bad one ends the round before it; *err
- * says why), or -EFAULT.
+ * says why; with AS_SYSCALL so does a change of target), or -EFAULT.
  */
 static int np_migrate_get_nodes(struct np_mig *m, u64 first, unsigned int n,
 				int *err)
@@ -152,6 +152,15 @@ static int np_migrate_get_nodes(struct np_mig *m, u64 first, unsigned int n,
 	if (ret)
 		return ret;
 	for (i = 0; i < n; i++) {
+		/*
+		 * As the syscall: do_pages_move() migrates its batch each
+		 * time the target changes, so a large folio named with
+		 * several targets moves at each change, in array order. The
+		 * round ends there; the next one reads on from the change.
+		 */
+		if ((m->a->flags & NUMAPLACE_MIGRATE_AS_SYSCALL) && i &&
+		    m->target[i] != m->target[i - 1])
+			return i;
 		*err = np_mig_node_check(m, m->target[i]);
 		if (*err)
 			return i;
@@ -299,6 +308,7 @@ static int np_migrate_array(struct np_mig *m, struct np_stretch *st)
 		ret = np_migrate_finish_round(m, i, good);
 		if (ret || err)
 			return ret ?: err;
+		n = good;	/* a round may end early (AS_SYSCALL) */
 	}
 	return 0;
 }
@@ -362,7 +372,8 @@ static int np_migrate_range(struct np_mig *m, unsigned long start,
 					      good);
 		if (ret || err)
 			return ret ?: err;
-		addr += (unsigned long)n << PAGE_SHIFT;
+		/* A round may end early (AS_SYSCALL): on from there. */
+		addr += (unsigned long)good << PAGE_SHIFT;
 	}
 	return 0;
 }

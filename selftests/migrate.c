@@ -1739,6 +1739,61 @@ TEST_F(mig, thp_pte_mapped_split_ok)
 }
 
 /*
+ * AS_SYSCALL with per-page targets that change inside a THP: move_pages(2)
+ * migrates its batch at each change of target (do_pages_move()), so the
+ * folio moves at each change and ends on the last one's node, and each
+ * entry's status is its batch's node. numaplace must answer and place
+ * exactly so. On 41261ae it moved each THP once, to the first entry's
+ * node: statuses [1, 1, 1, 1] and both THPs on node 1, against the
+ * syscall's [1, 0, 1, 0] and node 0.
+ */
+TEST_F(mig, thp_targets_as_syscall)
+{
+	NP_SKIPPED();
+	const size_t n = 2 * NP_SEG_PAGES;
+	/* Two entries in each THP, the second to another node. */
+	const size_t at[] = { 0, 1, NP_SEG_PAGES, NP_SEG_PAGES + 9 };
+	const int to[] = { 1, 0, 1, 0 };
+	const size_t k = sizeof(at) / sizeof(at[0]);
+	char *a = np_pmd_map(n * psz, 1), *b = np_pmd_map(n * psz, 1);
+	__u64 *aa = calloc(n, sizeof(*aa)), *ba = calloc(n, sizeof(*ba));
+	__u64 pa[4], pb[4];
+	int sys[4], nodes[4], now_a[4], now_b[4];
+	__s32 st[4];
+	struct numaplace_migrate m;
+
+	ASSERT_TRUE(a && b && aa && ba);
+	if (!(self->allowed & NUMAPLACE_ENGINE_KERNEL))
+		SKIP(return, "no engine here moves a THP whole");
+	if (np_thp_on0(a, aa, n) || np_thp_on0(b, ba, n))
+		SKIP(return, "no PMD-mapped THP (THP disabled?)");
+	for (size_t i = 0; i < k; i++) {
+		pa[i] = aa[at[i]];
+		pb[i] = ba[at[i]];
+		nodes[i] = to[i];
+		sys[i] = st[i] = NP_SENTINEL;
+	}
+	ASSERT_EQ(0, np_sys_move_pages(0, k, pa, nodes, sys, NP_MF_MOVE));
+	np_migrate_init(&m, 0, self->eflags | NUMAPLACE_MIGRATE_PAGES |
+			NUMAPLACE_MIGRATE_AS_SYSCALL, NUMAPLACE_POLICY_PER_PAGE);
+	m.pages_ptr = (uintptr_t)pb;
+	m.count = k;
+	m.nodes_ptr = (uintptr_t)nodes;
+	m.status_ptr = (uintptr_t)st;
+	ASSERT_EQ(0, np_migrate(self->fd, &m));
+	EXPECT_EQ(k, m.done);
+	ASSERT_EQ(0, np_nodes_of(0, pa, k, now_a));
+	ASSERT_EQ(0, np_nodes_of(0, pb, k, now_b));
+	for (size_t i = 0; i < k; i++) {
+		EXPECT_EQ(sys[i], st[i]) TH_LOG("entry %zu", i);
+		EXPECT_EQ(now_a[i], now_b[i]) TH_LOG("entry %zu's page", i);
+	}
+	EXPECT_EQ(0, np_fill_bad(b, n, 1, (size_t[]){ 0 }));
+	free(aa);
+	free(ba);
+}
+
+/*
  * A page shared with another process (after fork, not written since) in
  * the middle of a range of private pages: the call answers it -EACCES
  * and must not touch it, in either process. migrate_vma_setup() unmaps
