@@ -33,7 +33,9 @@ KABI    := $(or $(call abi_of,$(KVER)),$(KVER))
 KDIR    ?= $(or $(if $(call abi_of,$(KVER)),$(shell tools/kernel-env $(KVER) kdir)),/usr/src/linux-headers-$(KABI))
 # Headers whose compiler (CONFIG_CC_VERSION_TEXT) the host lacks build in
 # the Debian build root that has it (tools/deps.sh makes it): chroot, with
-# $(BUILD) bind-mounted at the same path. BUILDROOT= forces the host.
+# $(BUILD) bind-mounted at the same path and a /proc (objtool reads its
+# stack limit there); both go with the mount namespace. BUILDROOT= forces
+# the host.
 BUILDROOT ?= $(shell tools/kernel-env --kdir $(KDIR) buildroot 2>/dev/null)
 # NP_NO_STATS=y builds the module without its counters (to measure their
 # cost), into a directory of its own.
@@ -91,6 +93,7 @@ ifeq ($(BUILDROOT),)
 else
 	@mkdir -p $(BUILDROOT)$(BUILD)
 	unshare -m sh -c 'mount --bind $(BUILD) $(BUILDROOT)$(BUILD) && \
+		mount -t proc proc $(BUILDROOT)/proc && \
 		exec chroot $(BUILDROOT) env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
 		LC_ALL=C.UTF-8 $(KBUILD_CMD)'
 endif

@@ -9,6 +9,7 @@
 #include <linux/version.h>
 #include <linux/pgtable.h>
 #include <linux/highmem.h>
+#include <linux/swap.h>
 #include <asm/cpufeature.h>
 
 /*
@@ -70,8 +71,63 @@ static __always_inline bool np_native_pgtables(void)
 	return !cpu_feature_enabled(X86_FEATURE_XENPV);
 }
 
+/*
+ * v6.17 "mm: remove devmap related functions and page table bits": no
+ * _PAGE_DEVMAP and no pte/pmd/pud_devmap() (7.x); fsdax/devdax pages are
+ * then ordinary (or special) entries whose folio is zone-device, which the
+ * pfn -> node map answers (NP_NID_DEVICE). Feature test: the Kconfig
+ * symbol the devmap bit came with.
+ */
+#ifdef CONFIG_ARCH_HAS_PTE_DEVMAP
+#define NP_PAGE_DEVMAP _PAGE_DEVMAP
+#define np_pte_devmap(pte) pte_devmap(pte)
+#define np_pmd_devmap(pmd) pmd_devmap(pmd)
+#define np_pud_devmap(pud) pud_devmap(pud)
+#else
+#define NP_PAGE_DEVMAP 0
+#define np_pte_devmap(pte) false
+#define np_pmd_devmap(pmd) false
+#define np_pud_devmap(pud) false
+#endif
+
+/*
+ * v6.19(-ish, 7.x) "mm: introduce leaf entry type and use to simplify leaf
+ * entry logic" (include/linux/leafops.h): softleaf_t and softleaf_*()
+ * replace pte_to_swp_entry(), pmd_to_swp_entry(), is_migration_entry()
+ * and non_swap_entry() for non-present page-table entries. Feature test:
+ * the header.
+ */
+#if __has_include(<linux/leafops.h>)
+#include <linux/leafops.h>
+typedef softleaf_t np_leaf_t;
+#define np_leaf_from_pte(pte) softleaf_from_pte(pte)
+#define np_leaf_from_pmd(pmd) softleaf_from_pmd(pmd)
+#define np_leaf_is_migration(e) softleaf_is_migration(e)
+#define np_leaf_is_swap(e) softleaf_is_swap(e)
+#else
+#include <linux/swapops.h>
+typedef swp_entry_t np_leaf_t;
+#define np_leaf_from_pte(pte) pte_to_swp_entry(pte)
+#define np_leaf_from_pmd(pmd) pmd_to_swp_entry(pmd)
+#define np_leaf_is_migration(e) is_migration_entry(e)
+#define np_leaf_is_swap(e) (!non_swap_entry(e))
+#endif
+
+/*
+ * v6.14 "mm/page_alloc: remove alloc_pages_bulk_array_node()"... renamed
+ * to alloc_pages_bulk_node() (same arguments: fills the NULL slots of the
+ * array, returns how many are filled). Feature test: the new macro.
+ */
+#ifdef alloc_pages_bulk_node
+#define np_alloc_pages_bulk_node(gfp, nid, nr, pages) \
+	alloc_pages_bulk_node(gfp, nid, nr, pages)
+#else
+#define np_alloc_pages_bulk_node(gfp, nid, nr, pages) \
+	alloc_pages_bulk_array_node(gfp, nid, nr, pages)
+#endif
+
 /* A present PTE with no special or devmap bit (so not PROT_NONE either). */
-#define NP_PTE_PLAIN_MASK (_PAGE_PRESENT | _PAGE_SPECIAL | _PAGE_DEVMAP)
+#define NP_PTE_PLAIN_MASK (_PAGE_PRESENT | _PAGE_SPECIAL | NP_PAGE_DEVMAP)
 /* The same for a PMD leaf, writable (never the huge zero page). */
 #define NP_PMD_PLAIN_MASK (NP_PTE_PLAIN_MASK | _PAGE_PSE | _PAGE_RW)
 #define NP_PMD_PLAIN	  (_PAGE_PRESENT | _PAGE_PSE | _PAGE_RW)
@@ -138,12 +194,33 @@ struct np_mtc {
 	enum migrate_reason reason;
 #endif
 };
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 9, 0)
+#define np_mtc_set_reason(mtc, r) ((mtc)->reason = (r))
+#else
+#define np_mtc_set_reason(mtc, r) do { } while (0)
+#endif
+
+/*
+ * lru_cache_disable(): declared in <linux/swap.h> up to 6.x; 7.x declares
+ * it only in mm/internal.h, so the prototype is copied here (unchanged
+ * since v5.13 "mm: disable LRU pagevec during the migration temporarily").
+ */
+#ifdef NP_HAVE_LRU_CACHE_DISABLE_DECL
+typedef typeof(lru_cache_disable) np_lru_cache_disable_t;
+#else
+typedef void np_lru_cache_disable_t(void);
+#endif
 
 /*
  * Debian 6.1.192 has folio_isolate_hugetlb(page, list), 0 on success;
- * v6.3+ isolate_hugetlb(folio, list), true on success.
+ * v6.3+ isolate_hugetlb(folio, list), true on success; v6.14 "mm/hugetlb:
+ * rename isolate_hugetlb() to folio_isolate_hugetlb()" keeps the folio
+ * and the bool under the old 6.1 name (Kbuild's header probe tells).
  */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#if defined(NP_HAVE_FOLIO_ISOLATE_HUGETLB)
+#define NP_HUGETLB_ISOLATE folio_isolate_hugetlb
+#define np_hugetlb_isolate_call(fn, folio, list) ((fn)((folio), (list)))
+#elif LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
 #define NP_HUGETLB_ISOLATE isolate_hugetlb
 #define np_hugetlb_isolate_call(fn, folio, list) ((fn)((folio), (list)))
 #else
@@ -155,7 +232,10 @@ struct np_mtc {
  * "Mapped by more than one process", as move_pages(2) asks it: 6.1
  * page_mapcount(page) > 1; v6.8+ folio_likely_mapped_shared(folio).
  */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 8, 0)
+#if defined(NP_HAVE_FOLIO_MAYBE_MAPPED_SHARED)
+/* v6.15 "mm: rename folio_likely_mapped_shared() to folio_maybe_mapped_shared()" */
+#define np_mapped_shared(folio, page) folio_maybe_mapped_shared(folio)
+#elif LINUX_VERSION_CODE >= KERNEL_VERSION(6, 8, 0)
 #define np_mapped_shared(folio, page) folio_likely_mapped_shared(folio)
 #else
 #define np_mapped_shared(folio, page) (page_mapcount(page) > 1)
