@@ -136,11 +136,13 @@ typedef swp_entry_t np_leaf_t;
  * Migration internals whose prototypes live in mm/internal.h (not in the
  * installed headers) or changed between the versions.
  *
- * v6.2 "mm/migrate: convert migrate_pages() to use folios" and v6.7
- * "mm/migrate: ... new_folio_t": the allocation callback takes and returns
- * a page on 6.1 and a folio on 6.12.
+ * folio_isolate_lru(): v6.4 "mm: change to return bool for
+ * folio_isolate_lru()" (Baolin Wang's "change the return value for page
+ * isolation functions" series, merged for 6.4, not 6.3; the 6.3 gate here
+ * before was a release early). Its prototype is in mm/internal.h, which
+ * no headers package has, so this one stays a version test.
  */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
 typedef bool np_isolate_lru_t(struct folio *folio);
 #define NP_ISOLATE_LRU_OK(ret) (ret)
 #else
@@ -150,11 +152,12 @@ typedef int np_isolate_lru_t(struct folio *folio);
 #endif
 
 /*
- * migrate_pages()'s callbacks: v6.3 "mm/migrate: convert migrate_pages()
- * to use folios" (new_folio_t/free_folio_t); 6.1 passes pages. Ours are
- * written on folios; these wrap them.
+ * migrate_pages()'s callbacks: v6.5 "mm: convert migrate_pages() to work
+ * on folios" (new_folio_t/free_folio_t; not 6.3 as this gate said before);
+ * 6.1 passes pages. Ours are written on folios; these wrap them. Feature
+ * test: the typedef in <linux/migrate.h> (Kbuild).
  */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#ifdef NP_HAVE_NEW_FOLIO_T
 #define NP_MIGRATE_CALLBACKS(alloc, put)                                  \
 	static struct folio *alloc##_cb(struct folio *src, unsigned long p) \
 	{                                                                \
@@ -201,7 +204,7 @@ struct np_mtc {
 #endif
 
 /*
- * lru_cache_disable(): declared in <linux/swap.h> up to 6.x; 7.x declares
+ * lru_cache_disable(): declared in <linux/swap.h> up to 7.2; 7.3 declares
  * it only in mm/internal.h, so the prototype is copied here (unchanged
  * since v5.13 "mm: disable LRU pagevec during the migration temporarily").
  */
@@ -212,19 +215,32 @@ typedef void np_lru_cache_disable_t(void);
 #endif
 
 /*
- * Debian 6.1.192 has folio_isolate_hugetlb(page, list), 0 on success;
- * v6.3+ isolate_hugetlb(folio, list), true on success; v6.14 "mm/hugetlb:
- * rename isolate_hugetlb() to folio_isolate_hugetlb()" keeps the folio
- * and the bool under the old 6.1 name (Kbuild's header probe tells).
+ * The hugetlb isolation helper, from the prototype in <linux/hugetlb.h>
+ * (Kbuild's header probes, not version numbers: Debian 6.1.192 carries a
+ * backported rename):
+ *   v6.14 "mm/hugetlb: rename isolate_hugetlb() to folio_isolate_hugetlb()":
+ *         bool folio_isolate_hugetlb(folio, list) (7.x);
+ *   v6.4  "mm: hugetlb: change to return bool for isolate_hugetlb()":
+ *         bool isolate_hugetlb(folio, list) (6.12);
+ *   v6.3  "mm/hugetlb: convert isolate_hugetlb to folios":
+ *         int isolate_hugetlb(folio, list), 0 on success;
+ *   Debian 6.1.192: int folio_isolate_hugetlb(page, list), 0 on success;
+ *   up to 6.2: int isolate_hugetlb(page, list), 0 on success.
  */
 #if defined(NP_HAVE_FOLIO_ISOLATE_HUGETLB)
 #define NP_HUGETLB_ISOLATE folio_isolate_hugetlb
 #define np_hugetlb_isolate_call(fn, folio, list) ((fn)((folio), (list)))
-#elif LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#elif defined(NP_HAVE_ISOLATE_HUGETLB_BOOL)
 #define NP_HUGETLB_ISOLATE isolate_hugetlb
 #define np_hugetlb_isolate_call(fn, folio, list) ((fn)((folio), (list)))
-#else
+#elif defined(NP_HAVE_ISOLATE_HUGETLB_FOLIO_INT)
+#define NP_HUGETLB_ISOLATE isolate_hugetlb
+#define np_hugetlb_isolate_call(fn, folio, list) (!(fn)((folio), (list)))
+#elif defined(NP_HAVE_FOLIO_ISOLATE_HUGETLB_PAGE)
 #define NP_HUGETLB_ISOLATE folio_isolate_hugetlb
+#define np_hugetlb_isolate_call(fn, folio, list) (!(fn)(&(folio)->page, (list)))
+#else
+#define NP_HUGETLB_ISOLATE isolate_hugetlb
 #define np_hugetlb_isolate_call(fn, folio, list) (!(fn)(&(folio)->page, (list)))
 #endif
 
