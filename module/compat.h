@@ -95,18 +95,18 @@ static __always_inline bool np_native_pgtables(void)
  * entry logic" (include/linux/leafops.h): softleaf_t and softleaf_*()
  * replace pte_to_swp_entry(), pmd_to_swp_entry(), is_migration_entry()
  * and non_swap_entry() for non-present page-table entries. Feature test:
- * the header.
+ * the header (Kbuild).
  */
-#if __has_include(<linux/leafops.h>)
+#ifdef NP_HAVE_LEAFOPS_H
 #include <linux/leafops.h>
-typedef softleaf_t np_leaf_t;
+#define np_leaf_t softleaf_t
 #define np_leaf_from_pte(pte) softleaf_from_pte(pte)
 #define np_leaf_from_pmd(pmd) softleaf_from_pmd(pmd)
 #define np_leaf_is_migration(e) softleaf_is_migration(e)
 #define np_leaf_is_swap(e) softleaf_is_swap(e)
 #else
 #include <linux/swapops.h>
-typedef swp_entry_t np_leaf_t;
+#define np_leaf_t swp_entry_t
 #define np_leaf_from_pte(pte) pte_to_swp_entry(pte)
 #define np_leaf_from_pmd(pmd) pmd_to_swp_entry(pmd)
 #define np_leaf_is_migration(e) is_migration_entry(e)
@@ -209,9 +209,10 @@ struct np_mtc {
  * since v5.13 "mm: disable LRU pagevec during the migration temporarily").
  */
 #ifdef NP_HAVE_LRU_CACHE_DISABLE_DECL
-typedef typeof(lru_cache_disable) np_lru_cache_disable_t;
+#define NP_LRU_CACHE_DISABLE_PTR typeof(&lru_cache_disable)
 #else
 typedef void np_lru_cache_disable_t(void);
+#define NP_LRU_CACHE_DISABLE_PTR np_lru_cache_disable_t *
 #endif
 
 /*
