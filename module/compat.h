@@ -91,7 +91,8 @@ static __always_inline bool np_native_pgtables(void)
 #endif
 
 /*
- * v6.19(-ish, 7.x) "mm: introduce leaf entry type and use to simplify leaf
+ * 7.x (7.2 has it; the first release carrying it not checked here) "mm:
+ * introduce leaf entry type and use to simplify leaf
  * entry logic" (include/linux/leafops.h): softleaf_t and softleaf_*()
  * replace pte_to_swp_entry(), pmd_to_swp_entry(), is_migration_entry()
  * and non_swap_entry() for non-present page-table entries. Feature test:
