@@ -60,6 +60,19 @@
 #endif
 
 /*
+ * The 4 bytes a sealed ENDBR becomes, the kernel's own gen_endbr_poison():
+ * 0x001f0f66 "osp nopl (%rax)" on 6.1 and 6.12; 0xd6401f0f "nopl
+ * -42(%rax)" (a NOP carrying UDB as its immediate) on 7.2 and 7.3. Only a
+ * kernel built with IBT seals (and has the helper).
+ */
+#ifdef CONFIG_X86_KERNEL_IBT
+#include <asm/ibt.h>
+#define np_endbr_seal() gen_endbr_poison()
+#else
+#define np_endbr_seal() 0U
+#endif
+
+/*
  * Debian builds PARAVIRT_XXL (for Xen PV) in both kernels: pte_val() and
  * pmd_val() are asm call sites, patched at load to a plain move outside a
  * Xen PV guest, one per accessor and opaque to the compiler. Outside Xen PV

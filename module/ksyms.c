@@ -26,9 +26,8 @@ MODULE_PARM_DESC(simulate_ibt,
 
 struct np_ksyms np_ksyms;
 
-/* x86 ENDBR64, and the 4-byte NOP that seals it ("osp nopl (%rax)"). */
+/* x86 ENDBR64 (the 4-byte NOP that seals it: compat.h np_endbr_seal()). */
 #define NP_ENDBR64	0xfa1e0ff3U
-#define NP_ENDBR_SEAL	0x001f0f66U
 
 /*
  * Only a kernel built with X86_KERNEL_IBT turns enforcement on (Debian
@@ -80,7 +79,7 @@ static np_kallsyms_fn np_find_kallsyms(void)
 	 */
 	if (IS_ENABLED(CONFIG_X86_KERNEL_IBT)) {
 		word = np_text_word(addr - 4);
-		if (word == NP_ENDBR64 || word == NP_ENDBR_SEAL)
+		if (word == NP_ENDBR64 || word == np_endbr_seal())
 			addr -= 4;
 	}
 	if (!np_callable(addr))

@@ -283,12 +283,18 @@ static bool np_walk_leaf(struct np_walk *w, unsigned long addr,
 		kind |= NUMAPLACE_KIND_PRESENT;
 		status = np_walk_pfn_status(w, pfn, &kind);
 	} else {
-		if (special) {
-			kind |= NUMAPLACE_KIND_SPECIAL;
-			status = -ENOENT;
-		} else if (np_walk_huge_zero(w, writable, pfn)) {
+		/*
+		 * The huge zero page first: 7.3 maps it special
+		 * (mm/huge_memory.c set_huge_zero_folio(): pmd_mkspecial(),
+		 * not so on 6.12); no other special PMD is in an anonymous
+		 * VMA.
+		 */
+		if (np_walk_huge_zero(w, writable, pfn)) {
 			kind |= NUMAPLACE_KIND_ZERO;
 			status = -EFAULT;
+		} else if (special) {
+			kind |= NUMAPLACE_KIND_SPECIAL;
+			status = -ENOENT;
 		} else {
 			kind |= NUMAPLACE_KIND_PRESENT;
 			status = np_walk_pfn_status(w, pfn, &kind);
