@@ -30,13 +30,13 @@ KVER    ?= $(firstword $(KERNELS))
 KABI    := $(or $(call abi_of,$(KVER)),$(KVER))
 # A kernels.conf kernel's headers are where tools/kernel-env says (the
 # host's, or unpacked under build/kernels); any other KVER: the host's.
-KDIR    ?= $(or $(if $(call abi_of,$(KVER)),$(shell tools/kernel-env $(KVER) kdir)),/usr/src/linux-headers-$(KABI))
+KDIR    ?= $(or $(if $(call abi_of,$(KVER)),$(shell NP_BUILD=$(BUILD) tools/kernel-env $(KVER) kdir)),/usr/src/linux-headers-$(KABI))
 # Headers whose compiler (CONFIG_CC_VERSION_TEXT) the host lacks build in
 # the Debian build root that has it (tools/deps.sh makes it): chroot, with
 # $(BUILD) bind-mounted at the same path and a /proc (objtool reads its
 # stack limit there); both go with the mount namespace. BUILDROOT= forces
 # the host.
-BUILDROOT ?= $(shell tools/kernel-env --kdir $(KDIR) buildroot 2>/dev/null)
+BUILDROOT ?= $(shell NP_BUILD=$(BUILD) tools/kernel-env --kdir $(KDIR) buildroot 2>/dev/null)
 # NP_NO_STATS=y builds the module without its counters (to measure their
 # cost), into a directory of its own.
 KOBJ     = $(BUILD)/kmod/$(KABI)$(if $(NP_NO_STATS),-nostats)
