@@ -167,7 +167,8 @@ typedef int np_isolate_lru_t(struct folio *folio);
 
 /*
  * migrate_pages()'s callbacks: v6.5 "mm: convert migrate_pages() to work
- * on folios" (new_folio_t/free_folio_t; not 6.3 as this gate said before);
+ * on folios" (4e096ae1801e, committed 2023-05-13, after 6.4-rc1:
+ * new_folio_t/free_folio_t; not 6.3 as this gate said before);
  * 6.1 passes pages. Ours are written on folios; these wrap them. Feature
  * test: the typedef in <linux/migrate.h> (Kbuild).
  */
