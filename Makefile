@@ -2,10 +2,12 @@
 #
 # numaplace top-level Makefile.
 #   make deps            install build/test dependencies (root, apt)
-#   make [KVER=...]      build numaplace.ko for one kernel (ABI name or 6.1/6.12)
+#   make [KVER=...]      build numaplace.ko for one kernel (ABI name or short
+#                        name of tools/vm/kernels.conf: 6.1, 6.12, 7.3, ...)
 #   make modules-all     build it for every kernel in tools/vm/kernels.conf
 #   make tools           libnumaplace, the numaplace CLI, selftests
-#   make check           boot the NUMA VM on every kernel and run the selftests
+#   make check           boot the NUMA VM on every "test" kernel and run the
+#                        selftests (after make modules-all)
 #   make check-debug     the same on a KASAN/lockdep/DEBUG_VM kernel built from
 #                        Debian's linux-source-6.1, with a 10-minute soak
 #   make demo            deps + build + show numaplace at work in the NUMA VM
@@ -17,12 +19,24 @@
 
 CONF    := tools/vm/kernels.conf
 KERNELS := $(shell awk '!/^\#/ && NF {print $$1}' $(CONF))
+# The kernels that boot and run the suite (role "test"); the others are
+# only built.
+TEST_KERNELS := $(shell awk '!/^\#/ && NF && $$4 == "test" {print $$1}' $(CONF))
 abi_of   = $(shell awk -v k='$(1)' '!/^\#/ && NF && ($$1 == k || $$2 == k) {print $$2}' $(CONF))
 
+BUILD   ?= $(CURDIR)/build
+export NP_BUILD := $(BUILD)
 KVER    ?= $(firstword $(KERNELS))
 KABI    := $(or $(call abi_of,$(KVER)),$(KVER))
-KDIR    ?= /usr/src/linux-headers-$(KABI)
-BUILD   ?= $(CURDIR)/build
+# A kernels.conf kernel's headers are where tools/kernel-env says (the
+# host's, or unpacked under build/kernels); any other KVER: the host's.
+KDIR    ?= $(or $(if $(call abi_of,$(KVER)),$(shell NP_BUILD=$(BUILD) tools/kernel-env $(KVER) kdir)),/usr/src/linux-headers-$(KABI))
+# Headers whose compiler (CONFIG_CC_VERSION_TEXT) the host lacks build in
+# the Debian build root that has it (tools/deps.sh makes it): chroot, with
+# $(BUILD) bind-mounted at the same path and a /proc (objtool reads its
+# stack limit there); both go with the mount namespace. BUILDROOT= forces
+# the host.
+BUILDROOT ?= $(shell NP_BUILD=$(BUILD) tools/kernel-env --kdir $(KDIR) buildroot 2>/dev/null)
 # NP_NO_STATS=y builds the module without its counters (to measure their
 # cost), into a directory of its own.
 KOBJ     = $(BUILD)/kmod/$(KABI)$(if $(NP_NO_STATS),-nostats)
@@ -68,11 +82,21 @@ all: modules tools
 # kbuild builds in the source tree; a copy per kernel keeps two kernels'
 # objects apart and lets both builds be incremental.
 modules: $(KOBJ)/numaplace.ko
+KBUILD_CMD = $(MAKE) -C $(KDIR) M=$(KOBJ) NP_WERROR=$(NP_WERROR) NP_NO_STATS=$(NP_NO_STATS) modules
 $(KOBJ)/numaplace.ko: $(MOD_SRC)
-	@test -d $(KDIR) || { echo "no headers in $(KDIR): run 'make deps'" >&2; exit 1; }
+	@test -f $(KDIR)/Makefile || { echo "no headers for $(KVER) in $(KDIR): run 'make deps'" >&2; exit 1; }
+	@test -z "$(BUILDROOT)" || test -f $(BUILDROOT)/.np-ready || { echo "$(KVER)'s headers need $$(tools/kernel-env --kdir $(KDIR) gcc), which is in no build root yet ($(BUILDROOT)): run 'make deps'" >&2; exit 1; }
 	@mkdir -p $(KOBJ)
 	cp -a Kbuild module uapi $(KOBJ)/
-	$(MAKE) -C $(KDIR) M=$(KOBJ) NP_WERROR=$(NP_WERROR) NP_NO_STATS=$(NP_NO_STATS) modules
+ifeq ($(BUILDROOT),)
+	$(KBUILD_CMD)
+else
+	@mkdir -p $(BUILDROOT)$(BUILD)
+	unshare -m sh -c 'mount --bind $(BUILD) $(BUILDROOT)$(BUILD) && \
+		mount -t proc proc $(BUILDROOT)/proc && \
+		exec chroot $(BUILDROOT) env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+		LC_ALL=C.UTF-8 $(KBUILD_CMD)'
+endif
 
 modules-all:
 	@set -e; for k in $(KERNELS); do $(MAKE) --no-print-directory modules KVER=$$k; done
@@ -165,7 +189,7 @@ checkpatch:
 # The README's test command: set-up included, so it works on a fresh machine.
 check: deps
 	$(MAKE) --no-print-directory modules-all tools
-	tools/vm/check $(KERNELS)
+	tools/vm/check $(TEST_KERNELS)
 
 # Every kernel is benchmarked even when one fails, and in one guest boot
 # every benchmark runs even when one fails; the status says if any did.
@@ -175,7 +199,7 @@ BENCH_RUN := rc=0; for b in query migrate preload; do \
 # libnumaplace.so in by itself).
 PRELOAD_ADD := --add $(BUILD)/lib/libnumaplace-preload.so:/usr/lib/libnumaplace-preload.so
 bench: modules-all tools $(BENCHES)
-	@rc=0; for k in $(KERNELS); do \
+	@rc=0; for k in $(TEST_KERNELS); do \
 		echo "=== bench: kernel $$k"; \
 		NP_BUILD=$(BUILD) tools/vm/run --kernel $$k --timeout 1800 $(PRELOAD_ADD) -- \
 			/bin/sh -c '$(BENCH_RUN)' || rc=1; \
@@ -183,7 +207,7 @@ bench: modules-all tools $(BENCHES)
 
 # The preload benchmark alone: kvquery with and without the shim, A B B A.
 bench-preload: modules-all tools $(BUILD)/bench/kvquery $(BUILD)/bench/preload
-	@rc=0; for k in $(KERNELS); do \
+	@rc=0; for k in $(TEST_KERNELS); do \
 		echo "=== bench-preload: kernel $$k"; \
 		NP_BUILD=$(BUILD) tools/vm/run --kernel $$k --timeout 1800 $(PRELOAD_ADD) -- \
 			/usr/libexec/numaplace/bench/preload || rc=1; \
@@ -193,7 +217,7 @@ bench-preload: modules-all tools $(BUILD)/bench/kvquery $(BUILD)/bench/preload
 # in deterministic time (--accel icount: a guest nanosecond per guest
 # instruction), which resolves differences far below TCG's wall-clock noise.
 bench-stats: modules-all tools $(BENCHES)
-	@rc=0; for k in $(KERNELS); do \
+	@rc=0; for k in $(TEST_KERNELS); do \
 		$(MAKE) --no-print-directory modules KVER=$$k NP_NO_STATS=y >/dev/null || exit 1; \
 		abi=$$(awk -v k=$$k '$$1 == k {print $$2}' $(CONF)); \
 		echo "=== bench-stats: kernel $$k"; \
@@ -205,7 +229,7 @@ bench-stats: modules-all tools $(BENCHES)
 
 # What 100 idle placement watches cost the benchmarks, in deterministic time.
 bench-watch: modules-all tools $(BENCHES)
-	@rc=0; for k in $(KERNELS); do \
+	@rc=0; for k in $(TEST_KERNELS); do \
 		echo "=== bench-watch: kernel $$k"; \
 		tools/vm/run --kernel $$k --timeout 3600 --accel icount \
 			--add tools/bench/watch-cost.sh:/root/watch-cost.sh \
@@ -215,7 +239,7 @@ bench-watch: modules-all tools $(BENCHES)
 # Where migration time goes, per engine and phase (the module's counters
 # around one run of each engine alone), in deterministic time.
 bench-profile: modules-all tools $(BENCHES)
-	@rc=0; for k in $(KERNELS); do \
+	@rc=0; for k in $(TEST_KERNELS); do \
 		echo "=== bench-profile: kernel $$k"; \
 		tools/vm/run --kernel $$k --timeout 3600 --accel icount \
 			--add tools/bench/profile.sh:/root/profile.sh \
@@ -260,7 +284,7 @@ install-headers:
 
 demo: deps
 	$(MAKE) modules-all tools
-	tools/vm/run --kernel $(firstword $(KERNELS)) -- /usr/share/numaplace/demo.sh
+	tools/vm/run --kernel $(firstword $(TEST_KERNELS)) -- /usr/share/numaplace/demo.sh
 
 clean:
 	rm -rf $(BUILD)

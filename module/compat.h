@@ -9,6 +9,7 @@
 #include <linux/version.h>
 #include <linux/pgtable.h>
 #include <linux/highmem.h>
+#include <linux/swap.h>
 #include <asm/cpufeature.h>
 #include <net/genetlink.h>
 
@@ -74,6 +75,19 @@
 #endif
 
 /*
+ * The 4 bytes a sealed ENDBR becomes, the kernel's own gen_endbr_poison():
+ * 0x001f0f66 "osp nopl (%rax)" on 6.1 and 6.12; 0xd6401f0f "nopl
+ * -42(%rax)" (a NOP carrying UDB as its immediate) on 7.2 and 7.3. Only a
+ * kernel built with IBT seals (and has the helper).
+ */
+#ifdef CONFIG_X86_KERNEL_IBT
+#include <asm/ibt.h>
+#define np_endbr_seal() gen_endbr_poison()
+#else
+#define np_endbr_seal() 0U
+#endif
+
+/*
  * Debian builds PARAVIRT_XXL (for Xen PV) in both kernels: pte_val() and
  * pmd_val() are asm call sites, patched at load to a plain move outside a
  * Xen PV guest, one per accessor and opaque to the compiler. Outside Xen PV
@@ -85,8 +99,64 @@ static __always_inline bool np_native_pgtables(void)
 	return !cpu_feature_enabled(X86_FEATURE_XENPV);
 }
 
+/*
+ * v6.17 "mm: remove devmap related functions and page table bits": no
+ * _PAGE_DEVMAP and no pte/pmd/pud_devmap() (7.x); fsdax/devdax pages are
+ * then ordinary (or special) entries whose folio is zone-device, which the
+ * pfn -> node map answers (NP_NID_DEVICE). Feature test: the Kconfig
+ * symbol the devmap bit came with.
+ */
+#ifdef CONFIG_ARCH_HAS_PTE_DEVMAP
+#define NP_PAGE_DEVMAP _PAGE_DEVMAP
+#define np_pte_devmap(pte) pte_devmap(pte)
+#define np_pmd_devmap(pmd) pmd_devmap(pmd)
+#define np_pud_devmap(pud) pud_devmap(pud)
+#else
+#define NP_PAGE_DEVMAP 0
+#define np_pte_devmap(pte) false
+#define np_pmd_devmap(pmd) false
+#define np_pud_devmap(pud) false
+#endif
+
+/*
+ * 7.x (7.2 has it; the first release carrying it not checked here) "mm:
+ * introduce leaf entry type and use to simplify leaf
+ * entry logic" (include/linux/leafops.h): softleaf_t and softleaf_*()
+ * replace pte_to_swp_entry(), pmd_to_swp_entry(), is_migration_entry()
+ * and non_swap_entry() for non-present page-table entries. Feature test:
+ * the header (Kbuild).
+ */
+#ifdef NP_HAVE_LEAFOPS_H
+#include <linux/leafops.h>
+#define np_leaf_t softleaf_t
+#define np_leaf_from_pte(pte) softleaf_from_pte(pte)
+#define np_leaf_from_pmd(pmd) softleaf_from_pmd(pmd)
+#define np_leaf_is_migration(e) softleaf_is_migration(e)
+#define np_leaf_is_swap(e) softleaf_is_swap(e)
+#else
+#include <linux/swapops.h>
+#define np_leaf_t swp_entry_t
+#define np_leaf_from_pte(pte) pte_to_swp_entry(pte)
+#define np_leaf_from_pmd(pmd) pmd_to_swp_entry(pmd)
+#define np_leaf_is_migration(e) is_migration_entry(e)
+#define np_leaf_is_swap(e) (!non_swap_entry(e))
+#endif
+
+/*
+ * v6.14 "mm/page_alloc: remove alloc_pages_bulk_array_node()"... renamed
+ * to alloc_pages_bulk_node() (same arguments: fills the NULL slots of the
+ * array, returns how many are filled). Feature test: the new macro.
+ */
+#ifdef alloc_pages_bulk_node
+#define np_alloc_pages_bulk_node(gfp, nid, nr, pages) \
+	alloc_pages_bulk_node(gfp, nid, nr, pages)
+#else
+#define np_alloc_pages_bulk_node(gfp, nid, nr, pages) \
+	alloc_pages_bulk_array_node(gfp, nid, nr, pages)
+#endif
+
 /* A present PTE with no special or devmap bit (so not PROT_NONE either). */
-#define NP_PTE_PLAIN_MASK (_PAGE_PRESENT | _PAGE_SPECIAL | _PAGE_DEVMAP)
+#define NP_PTE_PLAIN_MASK (_PAGE_PRESENT | _PAGE_SPECIAL | NP_PAGE_DEVMAP)
 /* The same for a PMD leaf, writable (never the huge zero page). */
 #define NP_PMD_PLAIN_MASK (NP_PTE_PLAIN_MASK | _PAGE_PSE | _PAGE_RW)
 #define NP_PMD_PLAIN	  (_PAGE_PRESENT | _PAGE_PSE | _PAGE_RW)
@@ -95,11 +165,13 @@ static __always_inline bool np_native_pgtables(void)
  * Migration internals whose prototypes live in mm/internal.h (not in the
  * installed headers) or changed between the versions.
  *
- * v6.2 "mm/migrate: convert migrate_pages() to use folios" and v6.7
- * "mm/migrate: ... new_folio_t": the allocation callback takes and returns
- * a page on 6.1 and a folio on 6.12.
+ * folio_isolate_lru(): v6.4 "mm: change to return bool for
+ * folio_isolate_lru()" (Baolin Wang's "change the return value for page
+ * isolation functions" series, merged for 6.4, not 6.3; the 6.3 gate here
+ * before was a release early). Its prototype is in mm/internal.h, which
+ * no headers package has, so this one stays a version test.
  */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
 typedef bool np_isolate_lru_t(struct folio *folio);
 #define NP_ISOLATE_LRU_OK(ret) (ret)
 #else
@@ -109,11 +181,13 @@ typedef int np_isolate_lru_t(struct folio *folio);
 #endif
 
 /*
- * migrate_pages()'s callbacks: v6.3 "mm/migrate: convert migrate_pages()
- * to use folios" (new_folio_t/free_folio_t); 6.1 passes pages. Ours are
- * written on folios; these wrap them.
+ * migrate_pages()'s callbacks: v6.5 "mm: convert migrate_pages() to work
+ * on folios" (4e096ae1801e, committed 2023-05-13, after 6.4-rc1:
+ * new_folio_t/free_folio_t; not 6.3 as this gate said before);
+ * 6.1 passes pages. Ours are written on folios; these wrap them. Feature
+ * test: the typedef in <linux/migrate.h> (Kbuild).
  */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#ifdef NP_HAVE_NEW_FOLIO_T
 #define NP_MIGRATE_CALLBACKS(alloc, put)                                  \
 	static struct folio *alloc##_cb(struct folio *src, unsigned long p) \
 	{                                                                \
@@ -153,16 +227,51 @@ struct np_mtc {
 	enum migrate_reason reason;
 #endif
 };
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 9, 0)
+#define np_mtc_set_reason(mtc, r) ((mtc)->reason = (r))
+#else
+#define np_mtc_set_reason(mtc, r) do { } while (0)
+#endif
 
 /*
- * Debian 6.1.192 has folio_isolate_hugetlb(page, list), 0 on success;
- * v6.3+ isolate_hugetlb(folio, list), true on success.
+ * lru_cache_disable(): declared in <linux/swap.h> up to 7.2; 7.3 declares
+ * it only in mm/internal.h, so the prototype is copied here (unchanged
+ * since v5.13 "mm: disable LRU pagevec during the migration temporarily").
  */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#ifdef NP_HAVE_LRU_CACHE_DISABLE_DECL
+#define NP_LRU_CACHE_DISABLE_PTR typeof(&lru_cache_disable)
+#else
+typedef void np_lru_cache_disable_t(void);
+#define NP_LRU_CACHE_DISABLE_PTR np_lru_cache_disable_t *
+#endif
+
+/*
+ * The hugetlb isolation helper, from the prototype in <linux/hugetlb.h>
+ * (Kbuild's header probes, not version numbers: Debian 6.1.192 carries a
+ * backported rename):
+ *   v6.14 "mm/hugetlb: rename isolate_hugetlb() to folio_isolate_hugetlb()":
+ *         bool folio_isolate_hugetlb(folio, list) (7.x);
+ *   v6.4  "mm: hugetlb: change to return bool for isolate_hugetlb()":
+ *         bool isolate_hugetlb(folio, list) (6.12);
+ *   v6.3  "mm/hugetlb: convert isolate_hugetlb to folios":
+ *         int isolate_hugetlb(folio, list), 0 on success;
+ *   Debian 6.1.192: int folio_isolate_hugetlb(page, list), 0 on success;
+ *   up to 6.2: int isolate_hugetlb(page, list), 0 on success.
+ */
+#if defined(NP_HAVE_FOLIO_ISOLATE_HUGETLB)
+#define NP_HUGETLB_ISOLATE folio_isolate_hugetlb
+#define np_hugetlb_isolate_call(fn, folio, list) ((fn)((folio), (list)))
+#elif defined(NP_HAVE_ISOLATE_HUGETLB_BOOL)
 #define NP_HUGETLB_ISOLATE isolate_hugetlb
 #define np_hugetlb_isolate_call(fn, folio, list) ((fn)((folio), (list)))
-#else
+#elif defined(NP_HAVE_ISOLATE_HUGETLB_FOLIO_INT)
+#define NP_HUGETLB_ISOLATE isolate_hugetlb
+#define np_hugetlb_isolate_call(fn, folio, list) (!(fn)((folio), (list)))
+#elif defined(NP_HAVE_FOLIO_ISOLATE_HUGETLB_PAGE)
 #define NP_HUGETLB_ISOLATE folio_isolate_hugetlb
+#define np_hugetlb_isolate_call(fn, folio, list) (!(fn)(&(folio)->page, (list)))
+#else
+#define NP_HUGETLB_ISOLATE isolate_hugetlb
 #define np_hugetlb_isolate_call(fn, folio, list) (!(fn)(&(folio)->page, (list)))
 #endif
 
@@ -170,7 +279,10 @@ struct np_mtc {
  * "Mapped by more than one process", as move_pages(2) asks it: 6.1
  * page_mapcount(page) > 1; v6.8+ folio_likely_mapped_shared(folio).
  */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 8, 0)
+#if defined(NP_HAVE_FOLIO_MAYBE_MAPPED_SHARED)
+/* v6.15 "mm: rename folio_likely_mapped_shared() to folio_maybe_mapped_shared()" */
+#define np_mapped_shared(folio, page) folio_maybe_mapped_shared(folio)
+#elif LINUX_VERSION_CODE >= KERNEL_VERSION(6, 8, 0)
 #define np_mapped_shared(folio, page) folio_likely_mapped_shared(folio)
 #else
 #define np_mapped_shared(folio, page) (page_mapcount(page) > 1)

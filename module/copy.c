@@ -161,7 +161,7 @@ static void np_copy_alloc_node(struct np_copy_batch *cb, unsigned int from,
 	unsigned int k, got;
 
 	memset(pages, 0, n * sizeof(*pages));
-	got = alloc_pages_bulk_array_node(gfp, nid, n, pages);
+	got = np_alloc_pages_bulk_node(gfp, nid, n, pages);
 	while (got < n) {
 		page = alloc_pages_node(nid, gfp, 0);
 		if (!page) {

@@ -326,9 +326,7 @@ void np_engine_kernel_run(struct np_mig *m)
 		/* As the syscall, but a full node is an answer, not a warning. */
 		c->mtc.gfp_mask = GFP_HIGHUSER_MOVABLE | __GFP_THISNODE |
 				  __GFP_NOWARN;
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 9, 0)
-		c->mtc.reason = MR_SYSCALL;
-#endif
+		np_mtc_set_reason(&c->mtc, MR_SYSCALL);
 		ret = np_kernel_migrate_list(c, &m->lists[nid],
 					     m->engines & NUMAPLACE_ENGINE_BATCH,
 					     &alloc_ns);

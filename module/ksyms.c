@@ -4,7 +4,7 @@
  *
  * Only names on the allow-list below are resolved, each into a pointer of
  * the type of the kernel header's own prototype. kallsyms_lookup_name is
- * found through a kprobe. On a kernel built with IBT (Debian 6.12) the
+ * found through a kprobe. On a kernel built with IBT (Debian 6.12, 7.x) the
  * ENDBR of functions whose address is never taken is sealed at boot: when
  * the CPU enforces IBT (or the simulate_ibt parameter says to behave as if
  * it did), a sealed target is refused, since calling it would be a fatal
@@ -26,9 +26,8 @@ MODULE_PARM_DESC(simulate_ibt,
 
 struct np_ksyms np_ksyms;
 
-/* x86 ENDBR64, and the 4-byte NOP that seals it ("osp nopl (%rax)"). */
+/* x86 ENDBR64 (the 4-byte NOP that seals it: compat.h np_endbr_seal()). */
 #define NP_ENDBR64	0xfa1e0ff3U
-#define NP_ENDBR_SEAL	0x001f0f66U
 
 /*
  * Only a kernel built with X86_KERNEL_IBT turns enforcement on (Debian
@@ -65,15 +64,34 @@ static np_kallsyms_fn np_find_kallsyms(void)
 	struct kprobe kp = { .symbol_name = "kallsyms_lookup_name" };
 	unsigned long addr, word;
 
+	np_kallsyms_fn lookup;
+
 	if (register_kprobe(&kp))
 		return NULL;
 	addr = (unsigned long)kp.addr;
 	unregister_kprobe(&kp);
-	/* kprobes step over an ENDBR (or its seal): step back onto it. */
-	word = np_text_word(addr - 4);
-	if (word == NP_ENDBR64 || word == NP_ENDBR_SEAL)
-		addr -= 4;
-	return np_callable(addr) ? (np_kallsyms_fn)addr : NULL;
+	/*
+	 * On a kernel built with IBT, kprobes step over an ENDBR (or its
+	 * seal): arch_adjust_kprobe_addr() adds 4 when is_endbr() holds at
+	 * the symbol (6.12, 7.3). Without IBT is_endbr() is false and
+	 * kp.addr is the symbol itself (6.1): the 4 bytes before it belong
+	 * to another function or its padding, and are never looked at.
+	 */
+	if (IS_ENABLED(CONFIG_X86_KERNEL_IBT)) {
+		word = np_text_word(addr - 4);
+		if (word == NP_ENDBR64 || word == np_endbr_seal())
+			addr -= 4;
+	}
+	if (!np_callable(addr))
+		return NULL;
+	/* It must find itself where we found it, or it is not what we think. */
+	lookup = (np_kallsyms_fn)addr;
+	if (lookup("kallsyms_lookup_name") != addr) {
+		pr_info(NP_NAME ": kallsyms_lookup_name at %pS does not find itself\n",
+			(void *)addr);
+		return NULL;
+	}
+	return lookup;
 }
 
 /* The allow-list: name, where its typed pointer lives, function or data. */

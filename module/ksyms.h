@@ -27,7 +27,7 @@ struct np_ksyms {
 	typeof(&putback_movable_pages) putback_movable_pages;
 	np_isolate_lru_t *folio_isolate_lru;
 	typeof(&NP_HUGETLB_ISOLATE) hugetlb_isolate;
-	typeof(&lru_cache_disable) lru_cache_disable;
+	NP_LRU_CACHE_DISABLE_PTR lru_cache_disable;
 	/* data: lru_cache_enable() is an inline atomic_dec() of it */
 	atomic_t *lru_disable_count;
 };

@@ -94,11 +94,11 @@ static int np_walk_pfn_status(struct np_walk *w, unsigned long pfn, u32 *kind)
 }
 
 /* A non-present, non-none entry: swap, migration, marker, poison. */
-static u32 np_walk_swap_kind(swp_entry_t entry)
+static u32 np_walk_swap_kind(np_leaf_t entry)
 {
-	if (is_migration_entry(entry))
+	if (np_leaf_is_migration(entry))
 		return NUMAPLACE_KIND_MIGRATION;
-	if (!non_swap_entry(entry))
+	if (np_leaf_is_swap(entry))
 		return NUMAPLACE_KIND_SWAP;
 	return NUMAPLACE_KIND_OTHER;
 }
@@ -117,17 +117,17 @@ static int np_walk_pte_slow(struct np_walk *w, pte_t pte, unsigned long *pfn,
 		return w->hole_status;
 	}
 	if (!pte_present(pte)) {
-		*kind |= np_walk_swap_kind(pte_to_swp_entry(pte));
+		*kind |= np_walk_swap_kind(np_leaf_from_pte(pte));
 		return -ENOENT;
 	}
-	if (pte_special(pte) || pte_devmap(pte)) {
+	if (pte_special(pte) || np_pte_devmap(pte)) {
 		if (is_zero_pfn(pte_pfn(pte))) {
 			*kind |= NUMAPLACE_KIND_ZERO;
 			status = -EFAULT;
 		} else {
 			*kind |= NUMAPLACE_KIND_SPECIAL;
 			/* 6.1: devmap pages were found, then zone-device. */
-			status = legacy && !pte_devmap(pte) ? -EFAULT : -ENOENT;
+			status = legacy && !np_pte_devmap(pte) ? -EFAULT : -ENOENT;
 		}
 	} else {
 		*kind |= NUMAPLACE_KIND_PRESENT;
@@ -150,7 +150,7 @@ static int np_walk_pte_slow(struct np_walk *w, pte_t pte, unsigned long *pfn,
 static __always_inline bool np_pte_plain(pte_t pte)
 {
 	return pte_present(pte) && !pte_special(pte) && !pte_protnone(pte) &&
-	       !pte_devmap(pte);
+	       !np_pte_devmap(pte);
 }
 
 /*
@@ -283,12 +283,18 @@ static bool np_walk_leaf(struct np_walk *w, unsigned long addr,
 		kind |= NUMAPLACE_KIND_PRESENT;
 		status = np_walk_pfn_status(w, pfn, &kind);
 	} else {
-		if (special) {
-			kind |= NUMAPLACE_KIND_SPECIAL;
-			status = -ENOENT;
-		} else if (np_walk_huge_zero(w, writable, pfn)) {
+		/*
+		 * The huge zero page first: 7.3 maps it special
+		 * (mm/huge_memory.c set_huge_zero_folio(): pmd_mkspecial(),
+		 * not so on 6.12); no other special PMD is in an anonymous
+		 * VMA.
+		 */
+		if (np_walk_huge_zero(w, writable, pfn)) {
 			kind |= NUMAPLACE_KIND_ZERO;
 			status = -EFAULT;
+		} else if (special) {
+			kind |= NUMAPLACE_KIND_SPECIAL;
+			status = -ENOENT;
 		} else {
 			kind |= NUMAPLACE_KIND_PRESENT;
 			status = np_walk_pfn_status(w, pfn, &kind);
@@ -305,7 +311,7 @@ static bool np_walk_leaf(struct np_walk *w, unsigned long addr,
 
 /* A non-present PMD or PUD that is not none: migration, hwpoison. */
 static bool np_walk_leaf_entry(struct np_walk *w, unsigned long addr,
-			       unsigned long end, swp_entry_t entry)
+			       unsigned long end, np_leaf_t entry)
 {
 	u32 kind = w->vma_kind | np_walk_swap_kind(entry);
 	int status = -ENOENT;
@@ -320,7 +326,7 @@ static bool np_walk_leaf_entry(struct np_walk *w, unsigned long addr,
 /* A PMD-mapped page whose answer is its node: THP or hugetlb, no flags. */
 static __always_inline bool np_pmd_plain(const struct np_walk *w, pmd_t pmd)
 {
-	return pmd_present(pmd) && pmd_leaf(pmd) && !pmd_devmap(pmd) &&
+	return pmd_present(pmd) && pmd_leaf(pmd) && !np_pmd_devmap(pmd) &&
 	       !np_pmd_special(pmd) && !pmd_protnone(pmd) &&
 	       (pmd_write(pmd) || (w->vma_kind & NUMAPLACE_KIND_HUGETLB));
 }
@@ -382,7 +388,7 @@ static bool np_walk_pmd_leaf(struct np_walk *w, pmd_t pmd, unsigned long addr,
 			     unsigned long next)
 {
 	return np_walk_leaf(w, addr, next, pmd_pfn(pmd), pmd_protnone(pmd),
-			    pmd_devmap(pmd) || np_pmd_special(pmd),
+			    np_pmd_devmap(pmd) || np_pmd_special(pmd),
 			    pmd_write(pmd), NUMAPLACE_KIND_PMD);
 }
 
@@ -399,8 +405,8 @@ again:
 	    (pmd_present(pmd) && !pmd_leaf(pmd) && pmd_bad(pmd)))
 		return np_walk_hole(w, addr, next);
 	if (!pmd_present(pmd))
-		return np_walk_leaf_entry(w, addr, next, pmd_to_swp_entry(pmd));
-	if (pmd_leaf(pmd) || pmd_devmap(pmd)) {
+		return np_walk_leaf_entry(w, addr, next, np_leaf_from_pmd(pmd));
+	if (pmd_leaf(pmd) || np_pmd_devmap(pmd)) {
 		if (!np_walk_leaf_needs_lock(w, pmd))
 			return np_walk_pmd_leaf(w, pmd, addr, next);
 		ptl = pmd_lock(w->mm, pmdp);
@@ -507,7 +513,7 @@ static bool np_walk_pud_leaf(struct np_walk *w, pud_t *pudp, pud_t pud,
 
 	if (!(w->flags & NP_WALK_LOCKED))
 		return np_walk_leaf(w, addr, next, pud_pfn(pud), false,
-				    pud_devmap(pud) || np_pud_special(pud),
+				    np_pud_devmap(pud) || np_pud_special(pud),
 				    pud_write(pud), NUMAPLACE_KIND_PUD);
 	ptl = pud_lock(w->mm, pudp);
 	/*
@@ -515,15 +521,15 @@ static bool np_walk_pud_leaf(struct np_walk *w, pud_t *pudp, pud_t pud,
 	 * table: if it is no longer a leaf, it is gone or under migration.
 	 */
 	pud = np_pudp_get(pudp);
-	if (!pud_present(pud) || !(pud_leaf(pud) || pud_devmap(pud))) {
+	if (!pud_present(pud) || !(pud_leaf(pud) || np_pud_devmap(pud))) {
 		spin_unlock(ptl);
 		if (pud_none(pud))
 			return np_walk_hole(w, addr, next);
 		return np_walk_leaf_entry(w, addr, next,
-					  pte_to_swp_entry(__pte(pud_val(pud))));
+					  np_leaf_from_pte(__pte(pud_val(pud))));
 	}
 	ok = np_walk_leaf(w, addr, next, pud_pfn(pud), false,
-			  pud_devmap(pud) || np_pud_special(pud),
+			  np_pud_devmap(pud) || np_pud_special(pud),
 			  pud_write(pud), NUMAPLACE_KIND_PUD) &&
 	     np_walk_flush(w);
 	spin_unlock(ptl);
@@ -548,9 +554,9 @@ static bool np_walk_puds(struct np_walk *w, p4d_t *p4dp, unsigned long addr,
 				return false;
 		} else if (!pud_present(pud)) {
 			if (!np_walk_leaf_entry(w, addr, next,
-						pte_to_swp_entry(__pte(pud_val(pud)))))
+						np_leaf_from_pte(__pte(pud_val(pud)))))
 				return false;
-		} else if (pud_leaf(pud) || pud_devmap(pud)) {
+		} else if (pud_leaf(pud) || np_pud_devmap(pud)) {
 			if (!np_walk_pud_leaf(w, pudp, pud, addr, next))
 				return false;
 		} else if (pud_bad(pud)) {

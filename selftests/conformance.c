@@ -984,8 +984,8 @@ static int cf_no_mm(struct cf_case *c, const struct cf_env *e, long arg)
 }
 
 /*
- * Memory that cannot move: [vvar] is VM_IO | VM_PFNMAP (-EFAULT on the
- * move path; a query answers as each kernel does). @arg: 1 move, 0 query.
+ * Memory that cannot move: [vvar] is VM_IO | VM_PFNMAP up to 6.12
+ * (-EFAULT on the move path; a query answers as each kernel does). @arg: 1 move, 0 query.
  */
 static int cf_unmovable(struct cf_case *c, const struct cf_env *e, long arg)
 {
@@ -1010,7 +1010,8 @@ static int cf_unmovable(struct cf_case *c, const struct cf_env *e, long arg)
 	cf_fill(c, 1, 1, p, e->psz, arg ? e->b : 0);
 	c->flags = arg ? MPOL_MF_MOVE : 0;
 	c->want_ret = 0;
-	if (arg)
+	/* 7.x: [vvar] is VM_MIXEDMAP (lib/vdso/datastore.c), migratable. */
+	if (arg && np_addr_is_pfnmap(s))
 		cf_want(c, 0, -EFAULT);
 	return 0;
 }

@@ -440,6 +440,24 @@ static inline const struct np_vma *np_vma_find(const struct np_vmas *m,
 	return NULL;
 }
 
+/*
+ * Whether the caller's VMA at @addr is VM_PFNMAP (smaps "pf"): [vvar] is
+ * up to 6.12, not on 7.x (lib/vdso/datastore.c: VM_MIXEDMAP).
+ */
+static inline bool np_addr_is_pfnmap(unsigned long addr)
+{
+	const struct np_vma *v;
+	struct np_vmas m;
+	bool pfnmap;
+
+	if (np_vmas_read(0, &m))
+		return false;
+	v = np_vma_find(&m, addr);
+	pfnmap = v && (v->flags & NPV_PFNMAP);
+	np_vmas_free(&m);
+	return pfnmap;
+}
+
 static inline int np_nodemap_read(struct np_nodemap *nm)
 {
 	struct dirent *nd, *md;

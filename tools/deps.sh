@@ -12,10 +12,10 @@ src_list=/etc/apt/sources.list.d/numaplace-backports.sources
 die() { echo "deps: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "must run as root (apt-get install)"
 
-# bookworm-backports carries the 6.12 kernel; the file is ours alone.
+# bookworm-backports carries the 6.12.95 kernel; the file is ours alone.
 if [ ! -f "$src_list" ]; then
 	cat > "$src_list" <<'SRC'
-# Added by numaplace (tools/deps.sh): the 6.12 kernel from bookworm-backports.
+# Added by numaplace (tools/deps.sh): the 6.12.95 kernel from bookworm-backports.
 Types: deb
 URIs: http://deb.debian.org/debian
 Suites: bookworm-backports
@@ -29,9 +29,21 @@ pkgs=(qemu-system-x86 busybox-static cpio libmnl-dev pkg-config pahole
       make gcc libc6-dev xz-utils libnuma-dev)
 # make check-debug builds a kernel (tools/vm/debug-kernel).
 pkgs+=(flex bison bc libelf-dev libssl-dev)
-while read -r short abi _; do
+# The kernels of other Debian releases (tools/kernel-fetch) and their
+# build roots (below).
+pkgs+=(debootstrap file)
+# Kernels of the host's own release are installed (a "build" kernel needs
+# only its headers); the others are fetched and unpacked under build/.
+host_codename=$(. /etc/os-release && echo "$VERSION_CODENAME")
+fetch=()
+while read -r short abi suite role _; do
 	case "$short" in ''|\#*) continue ;; esac
-	pkgs+=("linux-image-$abi" "linux-headers-$abi")
+	if [ "${suite%%-*}" != "$host_codename" ]; then
+		fetch+=("$abi")
+		continue
+	fi
+	pkgs+=("linux-headers-$abi")
+	[ "$role" = test ] && pkgs+=("linux-image-$abi")
 done < "$conf"
 
 missing=()
@@ -75,4 +87,41 @@ if [ "$need_src" = 1 ]; then
 		"$tmp/$src/.clang-format" "$build/checkpatch/"
 	echo "deps: kselftest headers in $build/ksft, checkpatch in $build/checkpatch"
 fi
+# Debian 13 and unstable kernels: image, modules and headers unpacked
+# under build/kernels (never installed into this host).
+if [ ${#fetch[@]} -gt 0 ]; then
+	"$top/tools/kernel-fetch" "${fetch[@]}" ||
+		die "fetching ${fetch[*]} failed: run 'tools/kernel-fetch ${fetch[*]}'"
+fi
+
+# A build root per compiler that the kernels' headers name and the host
+# lacks (Debian 13's gcc-14, unstable's gcc-16): debootstrap from Debian's
+# archive, once (cached; a failed one is started again from nothing).
+declare -A roots=()
+while read -r short _; do
+	case "$short" in ''|\#*) continue ;; esac
+	eval "$("$top/tools/kernel-env" "$short")"
+	[ -f "$kdir/include/config/auto.conf" ] ||
+		die "no headers for $short in $kdir: run 'make deps'"
+	[ -n "$buildroot" ] || continue
+	[ -n "$buildroot_suite" ] ||
+		die "$short's headers name $gcc, which no known Debian build root has (tools/kernel-env)"
+	roots[$buildroot]="$buildroot_suite gcc-$gcc_major"
+done < "$conf"
+for r in "${!roots[@]}"; do
+	[ -f "$r/.np-ready" ] && continue
+	read -r suite gcc <<< "${roots[$r]}"
+	echo "deps: build root $r ($suite, $gcc): debootstrap"
+	rm -rf "$r.tmp"
+	mkdir -p "$(dirname "$r")"
+	start=$(date +%s)
+	debootstrap --variant=buildd --include="$gcc,make,bc,libelf-dev,pahole,kmod" \
+		--keyring=/usr/share/keyrings/debian-archive-keyring.gpg \
+		"$suite" "$r.tmp" http://deb.debian.org/debian > "$r.log" 2>&1 ||
+		die "debootstrap $suite into $r.tmp failed (log: $r.log): run 'make deps' again"
+	rm -rf "$r"
+	mv "$r.tmp" "$r"
+	echo "$suite $gcc" > "$r/.np-ready"
+	echo "deps: build root $r ready in $(( $(date +%s) - start ))s"
+done
 echo "deps: ok"
