@@ -845,8 +845,8 @@ int main(int argc, char **argv)
 	}
 	uname(&uts);
 	err = numaplace_info(&info);
-	if (!err && info.abi_version == NUMAPLACE_ABI_VERSION &&
-	    (info.ioctls & (1ULL << NUMAPLACE_CMD_MIGRATE)))
+	if (!err &&
+	    numaplace_supports(&info, 1ULL << NUMAPLACE_CMD_MIGRATE, 0))
 		np_migrate_features = info.features & any;
 	printf("numaplace migrate bench: kernel %s, %lu MiB anonymous, node %d -> %d, best of %d rounds (A B .. / .. B A)\n",
 	       uts.release, NP_BUF_SIZE >> 20, NP_SRC_NODE, NP_DST_NODE,

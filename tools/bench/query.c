@@ -527,8 +527,9 @@ int main(int argc, char **argv)
 	}
 	uname(&uts);
 	err = numaplace_info(&info);
-	np_have_device = !err && info.abi_version == NUMAPLACE_ABI_VERSION &&
-			 (info.features & NUMAPLACE_FEAT_QUERY);
+	np_have_device = !err &&
+			 numaplace_supports(&info, 1ULL << NUMAPLACE_CMD_QUERY,
+					    NUMAPLACE_FEAT_QUERY);
 	if (np_have_device && info.nr_node_ids)
 		np_nr_node_ids = info.nr_node_ids;
 	printf("numaplace query bench: kernel %s, %lu MiB anonymous, best of %d rounds (A B .. B A)\n",

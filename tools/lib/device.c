@@ -48,10 +48,19 @@ NP_EXPORT int numaplace_info(struct numaplace_info *info)
 	return numaplace_ioctl(NUMAPLACE_IOC_INFO, info);
 }
 
+NP_EXPORT int numaplace_supports(const struct numaplace_info *info,
+				 __u64 cmds, __u64 features)
+{
+	/* A module writes back at least the first published struct. */
+	return info->size >= NUMAPLACE_INFO_SIZE_VER0 &&
+	       (info->ioctls & cmds) == cmds &&
+	       (info->features & features) == features;
+}
+
 NP_EXPORT int numaplace_available(void)
 {
 	struct numaplace_info info;
 
 	return numaplace_info(&info) == 0 &&
-	       info.abi_version == NUMAPLACE_ABI_VERSION;
+	       numaplace_supports(&info, 1ULL << NUMAPLACE_CMD_INFO, 0);
 }

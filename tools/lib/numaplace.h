@@ -21,11 +21,22 @@ extern "C" {
  */
 int numaplace_fd(void);
 
-/* 1 when /dev/numaplace answers INFO with a compatible ABI, else 0. */
+/* 1 when /dev/numaplace answers INFO (any module version), else 0. */
 int numaplace_available(void);
 
 /* Fill @info by the handshake ioctl. 0 or -errno. */
 int numaplace_info(struct numaplace_info *info);
+
+/*
+ * The handshake's verdict: 1 when the module that answered @info runs
+ * every command of @cmds (bits 1 << NUMAPLACE_CMD_x) with every feature
+ * of @features (NUMAPLACE_FEAT_*) on this kernel, else 0. It never
+ * compares abi_version, which is never bumped (as UFFD_API): a newer
+ * module answers the commands and structs an older client knows, and
+ * struct sizes are negotiated per call (Documentation/abi.md).
+ */
+int numaplace_supports(const struct numaplace_info *info, __u64 cmds,
+		       __u64 features);
 
 /* Issue one numaplace ioctl, retrying EINTR; 0 or -errno. */
 int numaplace_ioctl(unsigned long cmd, void *arg);

@@ -35,12 +35,11 @@ static void np_query_probe(void)
 	struct numaplace_info info;
 	int saved_errno = errno;
 
-	if (!numaplace_info(&info) &&
-	    info.abi_version == NUMAPLACE_ABI_VERSION) {
-		if ((info.ioctls & (1ULL << NUMAPLACE_CMD_QUERY)) &&
-		    (info.features & NUMAPLACE_FEAT_QUERY))
+	if (!numaplace_info(&info)) {
+		if (numaplace_supports(&info, 1ULL << NUMAPLACE_CMD_QUERY,
+				       NUMAPLACE_FEAT_QUERY))
 			np_query_features = info.features;
-		if ((info.ioctls & (1ULL << NUMAPLACE_CMD_MIGRATE)) &&
+		if (numaplace_supports(&info, 1ULL << NUMAPLACE_CMD_MIGRATE, 0) &&
 		    (info.features & NP_FEAT_MIGRATE_ANY))
 			np_migrate_features = info.features;
 	}

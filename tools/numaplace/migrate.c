@@ -462,8 +462,7 @@ static int np_migrate_open(struct np_migrate_cmd *c)
 			strerror(-ret));
 		return NP_EXIT_NODEV;
 	}
-	if (c->info.abi_version != NUMAPLACE_ABI_VERSION ||
-	    !(c->info.ioctls & (1ULL << NUMAPLACE_CMD_MIGRATE)) ||
+	if (!numaplace_supports(&c->info, 1ULL << NUMAPLACE_CMD_MIGRATE, 0) ||
 	    !(c->info.features & any)) {
 		fprintf(stderr, "numaplace: the module (ABI %u) cannot migrate pages on this kernel\n",
 			c->info.abi_version);

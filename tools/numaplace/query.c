@@ -536,8 +536,8 @@ static int np_query_open(struct np_query_cmd *c)
 			strerror(-ret));
 		return NP_EXIT_NODEV;
 	}
-	if (c->info.abi_version != NUMAPLACE_ABI_VERSION ||
-	    !(c->info.features & NUMAPLACE_FEAT_QUERY)) {
+	if (!numaplace_supports(&c->info, 1ULL << NUMAPLACE_CMD_QUERY,
+				NUMAPLACE_FEAT_QUERY)) {
 		fprintf(stderr, "numaplace: the module (ABI %u) cannot query pages on this kernel\n",
 			c->info.abi_version);
 		return NP_EXIT_NODEV;

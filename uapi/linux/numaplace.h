@@ -23,6 +23,11 @@
 #include <linux/ioctl.h>
 
 #define NUMAPLACE_DEVICE	"/dev/numaplace"
+/*
+ * The ABI's name, never bumped (as UFFD_API): the ABI grows by struct
+ * size, feature bits and ioctl bits (numaplace_info), never by a new
+ * version that old clients would refuse.
+ */
 #define NUMAPLACE_ABI_VERSION	1
 
 /* The node masks below are fixed-size: the largest MAX_NUMNODES of any
