@@ -30,7 +30,9 @@ KVER    ?= $(firstword $(KERNELS))
 KABI    := $(or $(call abi_of,$(KVER)),$(KVER))
 # A kernels.conf kernel's headers are where tools/kernel-env says (the
 # host's, or unpacked under build/kernels); any other KVER: the host's.
-KDIR    ?= $(or $(if $(call abi_of,$(KVER)),$(shell NP_BUILD=$(BUILD) tools/kernel-env $(KVER) kdir)),/usr/src/linux-headers-$(KABI))
+# A kernel of kernels.conf: where tools/kernel-env put or found it. Any
+# other (DKMS, a distribution's kernel): its /lib/modules build link.
+KDIR    ?= $(or $(if $(call abi_of,$(KVER)),$(shell NP_BUILD=$(BUILD) tools/kernel-env $(KVER) kdir)),$(if $(wildcard /lib/modules/$(KABI)/build/Makefile),/lib/modules/$(KABI)/build),/usr/src/linux-headers-$(KABI))
 # Headers whose compiler (CONFIG_CC_VERSION_TEXT) the host lacks build in
 # the Debian build root that has it (tools/deps.sh makes it): chroot, with
 # $(BUILD) bind-mounted at the same path and a /proc (objtool reads its
@@ -75,7 +77,7 @@ BENCH_SRC := $(wildcard tools/bench/*.c)
 BENCHES  := $(patsubst tools/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 MOD_SRC  := Kbuild $(wildcard module/*.c module/*.h uapi/linux/*.h)
 
-.PHONY: all modules modules-all tools deps check checkpatch demo bench bench-stats bench-profile bench-watch clean \
+.PHONY: all modules modules-all tools deps deb check checkpatch demo bench bench-stats bench-profile bench-watch clean \
 	bench-preload install install-tools install-headers check-debug
 all: modules tools
 
@@ -124,9 +126,12 @@ $(BUILD)/lib/libnumaplace-preload.so: $(BUILD)/lib/preload.o tools/lib/preload.m
 		-Wl,--version-script=tools/lib/preload.map -o $@ \
 		$(filter %.o,$^)
 
-$(BUILD)/bin/numaplace: $(CLI_SRC) $(wildcard tools/numaplace/*.h) $(BUILD)/lib/libnumaplace.so
+# The release, once: the CLI's --version, dkms.conf and debian/changelog
+# (debian/rules refuses a package whose versions disagree).
+NP_VERSION := $(shell cat $(CURDIR)/VERSION)
+$(BUILD)/bin/numaplace: $(CLI_SRC) $(wildcard tools/numaplace/*.h) $(BUILD)/lib/libnumaplace.so VERSION
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Itools/numaplace -o $@ $(CLI_SRC) \
+	$(CC) $(CFLAGS) -DNP_VERSION='"$(NP_VERSION)"' -Itools/numaplace -o $@ $(CLI_SRC) \
 		-L$(BUILD)/lib -lnumaplace $(shell pkg-config --libs libmnl 2>/dev/null)
 
 # The demo's workload: memory spread over the nodes.
@@ -158,6 +163,15 @@ $(BUILD)/bench/kvquery: tools/bench/kvquery.c
 deps:
 	tools/deps.sh
 
+# numaplace-dkms and numaplace-tools (debian/), built with
+# dpkg-buildpackage from a copy of the tree, into $(BUILD)/deb.
+DEB_DIR := $(BUILD)/deb
+deb:
+	rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)/numaplace-$(NP_VERSION)
+	tar -c --exclude=./build --exclude=./.git . | tar -x -C $(DEB_DIR)/numaplace-$(NP_VERSION)
+	cd $(DEB_DIR)/numaplace-$(NP_VERSION) && dpkg-buildpackage -us -uc -b
+	@ls $(DEB_DIR)/*.deb
+
 # ---- The debug kernel (make check-debug) ---------------------------------
 # tools/vm/debug-kernel builds it once into $(DEBUG_TREE) (rebuilt when
 # tools/vm/debug.config or the source version changes); KVER=debug builds
@@ -188,8 +202,8 @@ checkpatch:
 
 # The README's test command: set-up included, so it works on a fresh machine.
 check: deps
-	$(MAKE) --no-print-directory modules-all tools
-	tools/vm/check $(TEST_KERNELS)
+	$(MAKE) --no-print-directory modules-all tools deb
+	tools/vm/check --deb $(DEB_DIR) $(TEST_KERNELS)
 
 # Every kernel is benchmarked even when one fails, and in one guest boot
 # every benchmark runs even when one fails; the status says if any did.

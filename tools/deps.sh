@@ -32,6 +32,8 @@ pkgs+=(flex bison bc libelf-dev libssl-dev)
 # The kernels of other Debian releases (tools/kernel-fetch) and their
 # build roots (below).
 pkgs+=(debootstrap file)
+# make deb (debian/) and its install check (tools/deb-check).
+pkgs+=(dpkg-dev debhelper dh-dkms dkms)
 # Kernels of the host's own release are installed (a "build" kernel needs
 # only its headers); the others are fetched and unpacked under build/.
 host_codename=$(. /etc/os-release && echo "$VERSION_CODENAME")

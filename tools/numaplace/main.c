@@ -26,7 +26,8 @@ static void np_usage(FILE *out)
 {
 	size_t i;
 
-	fprintf(out, "usage: numaplace COMMAND [ARGS]\n\ncommands:\n");
+	fprintf(out, "usage: numaplace COMMAND [ARGS]\n"
+		     "       numaplace --version\n\ncommands:\n");
 	for (i = 0; i < sizeof(np_cmds) / sizeof(np_cmds[0]); i++)
 		fprintf(out, "  %-10s %s\n", np_cmds[i].name, np_cmds[i].help);
 }
@@ -41,6 +42,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		np_usage(stdout);
+		return NP_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("numaplace %s\n", NP_VERSION);
 		return NP_EXIT_OK;
 	}
 	for (i = 0; i < sizeof(np_cmds) / sizeof(np_cmds[0]); i++)
