@@ -104,7 +104,7 @@ modules-all:
 	@set -e; for k in $(KERNELS); do $(MAKE) --no-print-directory modules KVER=$$k; done
 
 tools: $(BUILD)/lib/libnumaplace.so $(BUILD)/lib/libnumaplace.a \
-       $(BUILD)/bin/numaplace $(BUILD)/bin/np-workload $(TESTS) \
+       $(BUILD)/bin/numaplace $(BUILD)/bin/np-workload $(BUILD)/bin/np-demo-compare $(TESTS) \
        $(BUILD)/lib/libnumaplace-preload.so
 
 $(BUILD)/lib/%.o: tools/lib/%.c $(wildcard tools/lib/*.h) uapi/linux/numaplace.h
@@ -138,6 +138,11 @@ $(BUILD)/bin/numaplace: $(CLI_SRC) $(wildcard tools/numaplace/*.h) $(BUILD)/lib/
 $(BUILD)/bin/np-workload: tools/demo/workload.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $<
+
+# The demo's side-by-side lines: numaplace against the syscall, one boot.
+$(BUILD)/bin/np-demo-compare: tools/demo/compare.c tools/lib/numaplace.h $(BUILD)/lib/libnumaplace.so
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< -L$(BUILD)/lib -lnumaplace
 
 $(KSFT)/kselftest_harness.h:
 	@echo "kselftest headers missing: run 'make deps'" >&2; exit 1
@@ -298,7 +303,7 @@ install-headers:
 
 demo: deps
 	$(MAKE) modules-all tools
-	tools/vm/run --kernel $(firstword $(TEST_KERNELS)) -- /usr/share/numaplace/demo.sh
+	tools/vm/run --kernel $(lastword $(TEST_KERNELS)) -- /usr/share/numaplace/demo.sh
 
 clean:
 	rm -rf $(BUILD)
