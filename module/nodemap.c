@@ -2,13 +2,19 @@
 /*
  * numaplace: pfn -> node without touching struct page.
  *
- * A sorted table of the pfn spans of every populated zone (ZONE_DEVICE
- * excluded), merged per node, is built at load and rebuilt from a
- * memory-hotplug notifier. A pfn inside a span is on that span's node.
- * Where spans of different nodes overlap, the table is not used at all and
- * every lookup reads the node from struct page (page_to_nid()), which is
- * authoritative; so is any pfn outside the table.
+ * A sorted table of the pfn ranges that are both inside a populated zone's
+ * span (ZONE_DEVICE excluded) and inside a "System RAM" resource, merged
+ * per node, is built at load and rebuilt from a memory-hotplug notifier. A
+ * pfn inside a range is on that range's node. A zone's span includes the
+ * holes between its RAM ranges, and a hole can hold device memory (a
+ * legacy pmem region, memmap=nn!ss, inside node 0's ZONE_DMA32): hence the
+ * intersection with System RAM, which no ZONE_DEVICE range is part of
+ * (memremap_pages() refuses a range that intersects it). Where ranges of
+ * different nodes overlap, the table is not used at all and every lookup
+ * reads the node from struct page (page_to_nid()), which is authoritative;
+ * so is any pfn outside the table.
  */
+#include <linux/ioport.h>
 #include <linux/memory.h>
 #include <linux/mm.h>
 #include <linux/mmzone.h>
@@ -19,10 +25,20 @@
 #include "numaplace.h"
 
 /*
- * Spans in the table at most. A node has a few zones, and a merged node
- * usually one span: 4 per possible node covers holes between zones.
+ * Ranges in the table at most. The table is sized from the count, which is
+ * firmware's (e820 RAM entries) plus one per hot-added block: a few per
+ * node in practice. The bound keeps the allocation at 24 KiB (order 3,
+ * kzalloc); a machine with more ranges uses struct page for every lookup,
+ * which is correct, only slower.
  */
-#define NP_NODEMAP_SPANS_PER_NODE 4
+#define NP_NODEMAP_SPANS_MAX 1024
+
+/* One pass over the zones' System RAM: count (span NULL) or fill. */
+struct np_nodemap_walk {
+	struct np_pfn_span *span;
+	unsigned int n, max;
+	int nid;
+};
 
 struct np_nodemap {
 	struct rcu_head rcu;
@@ -49,30 +65,80 @@ static bool np_zone_counts(struct zone *zone)
 	return zone->spanned_pages != 0;
 }
 
-static struct np_nodemap *np_nodemap_build(void)
+static int np_nodemap_add(struct resource *res, void *arg)
 {
-	unsigned int max = nr_node_ids * NP_NODEMAP_SPANS_PER_NODE, i, n = 0;
-	struct np_nodemap *map;
-	struct np_pfn_span *s;
-	struct zone *zone;
-	int nid;
+	struct np_nodemap_walk *w = arg;
+	/* Clipped to the zone by the walk; only whole pages of RAM count. */
+	unsigned long start = PFN_UP(res->start), end = PFN_DOWN(res->end + 1);
 
-	map = kzalloc(struct_size(map, span, max), GFP_KERNEL);
-	if (!map)
-		return NULL;
-	for_each_online_node(nid) {
-		for (i = 0; i < MAX_NR_ZONES; i++) {
-			zone = &NODE_DATA(nid)->node_zones[i];
+	if (start >= end)
+		return 0;
+	if (w->span) {
+		if (w->n == w->max)
+			return -ENOSPC;
+		w->span[w->n].start = start;
+		w->span[w->n].end = end;
+		w->span[w->n].nid = w->nid;
+	}
+	w->n++;
+	return 0;
+}
+
+/*
+ * The System RAM inside every counted zone's span. Hot-added memory's
+ * resource is registered (add_memory_resource()) before its zone span
+ * grows (online_pages()), so by the notifier's events both are in place.
+ */
+static int np_nodemap_walk_ram(struct np_nodemap_walk *w)
+{
+	struct zone *zone;
+	int ret;
+
+	w->n = 0;
+	for_each_online_node(w->nid) {
+		for (zone = NODE_DATA(w->nid)->node_zones;
+		     zone < NODE_DATA(w->nid)->node_zones + MAX_NR_ZONES;
+		     zone++) {
 			if (!np_zone_counts(zone))
 				continue;
-			if (n == max)
-				goto unusable;
-			map->span[n].start = zone->zone_start_pfn;
-			map->span[n].end = zone_end_pfn(zone);
-			map->span[n].nid = nid;
-			n++;
+			ret = walk_iomem_res_desc(IORES_DESC_NONE,
+						  IORESOURCE_SYSTEM_RAM |
+						  IORESOURCE_BUSY,
+						  PFN_PHYS(zone->zone_start_pfn),
+						  PFN_PHYS(zone_end_pfn(zone)) - 1,
+						  w, np_nodemap_add);
+			/* Other errors: no RAM in the zone, nothing to add. */
+			if (ret == -ENOSPC)
+				return ret;
 		}
 	}
+	return 0;
+}
+
+static struct np_nodemap *np_nodemap_build(void)
+{
+	struct np_nodemap_walk w = { };
+	struct np_nodemap *map;
+	struct np_pfn_span *s;
+	unsigned int i, n;
+
+	np_nodemap_walk_ram(&w);
+	w.max = w.n;
+	map = kzalloc(struct_size(map, span, min_t(unsigned int, w.max,
+						   NP_NODEMAP_SPANS_MAX)),
+		      GFP_KERNEL);
+	if (!map)
+		return NULL;
+	if (w.max > NP_NODEMAP_SPANS_MAX)
+		goto unusable;
+	/*
+	 * RAM added between the passes does not fit: no table until the
+	 * hotplug notifier's own rebuild, which waits for our mutex.
+	 */
+	w.span = map->span;
+	if (np_nodemap_walk_ram(&w))
+		goto unusable;
+	n = w.n;
 	sort(map->span, n, sizeof(*s), np_span_cmp, NULL);
 	/* Merge touching spans of one node; any overlap between nodes: no table. */
 	for (i = 1, s = map->span; i < n; i++) {
