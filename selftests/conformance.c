@@ -550,6 +550,28 @@ static int cf_check_want(const struct cf_case *c, const struct cf_result *s)
 	return bad;
 }
 
+/* What the syscall answered, by kind: the round's coverage. */
+static void cf_histogram(const struct cf_case *c, const struct cf_result *s)
+{
+	static const int errs[] = { EFAULT, ENOENT, EBUSY, EACCES, ENOMEM };
+	unsigned long node = 0, other = 0, err[5] = { 0 };
+
+	for (unsigned long i = 0; i < c->nst; i++) {
+		int st = s->status[i], k;
+
+		for (k = 0; k < 5 && st != -errs[k]; k++)
+			;
+		if (st >= 0)
+			node++;
+		else if (k < 5)
+			err[k]++;
+		else
+			other++;
+	}
+	fprintf(stderr, "# %s: the syscall answered: node %lu, EFAULT %lu, ENOENT %lu, EBUSY %lu, EACCES %lu, ENOMEM %lu, other %lu\n",
+		c->what, node, err[0], err[1], err[2], err[3], err[4], other);
+}
+
 /*
  * Build the case with @build, run it through the syscall, build it again
  * (a query: reuse it), run it through the library, compare. Returns the
@@ -600,6 +622,8 @@ static int cf_check(const char *what, cf_build_fn build, long arg,
 			fprintf(stderr, " but for %d THP second-page -EBUSY (accepted)",
 				accepted);
 		fprintf(stderr, "\n");
+		if (c.layout)
+			cf_histogram(&c, &s);
 		if (c.nst >= 2)
 			fprintf(stderr, "# %s: status[0..1]: syscall %d %d, library %d %d\n",
 				what, s.status[0], s.status[1], l.status[0],
@@ -1801,7 +1825,7 @@ TEST_F_TIMEOUT(conformance, move_pages_random_targets, 120)
 	int bad;
 
 	cf_rnd_seed = env ? strtoull(env, NULL, 0) :
-		      (unsigned long long)time(NULL) ^ getpid();
+		      (unsigned long long)time(NULL) << 16 ^ getpid();
 	fprintf(stderr, "# move_pages_random_targets: seed %llu (NP_ORACLE_SEED=%llu replays it)\n",
 		cf_rnd_seed, cf_rnd_seed);
 	bad = cf_cases(_metadata, "random_targets", cf_rnd_build, 0,
