@@ -550,7 +550,7 @@ static int cf_check_want(const struct cf_case *c, const struct cf_result *s)
 	return bad;
 }
 
-/* What the syscall answered, by kind: the round's coverage. */
+/* The layout, and what the syscall answered by kind: the coverage. */
 static void cf_histogram(const struct cf_case *c, const struct cf_result *s)
 {
 	static const int errs[] = { EFAULT, ENOENT, EBUSY, EACCES, ENOMEM };
@@ -568,6 +568,7 @@ static void cf_histogram(const struct cf_case *c, const struct cf_result *s)
 		else
 			other++;
 	}
+	fprintf(stderr, "# %s: %s\n", c->what, c->layout);
 	fprintf(stderr, "# %s: the syscall answered: node %lu, EFAULT %lu, ENOENT %lu, EBUSY %lu, EACCES %lu, ENOMEM %lu, other %lu\n",
 		c->what, node, err[0], err[1], err[2], err[3], err[4], other);
 }
@@ -1139,6 +1140,7 @@ enum cf_rnd_kind {
 	CF_RND_THP_NONE,	/* MADV_HUGEPAGE, never touched: pmd_none */
 	CF_RND_THP_ZERO,	/* MADV_HUGEPAGE, read: the huge zero page */
 	CF_RND_THP_HOLE,	/* a THP written, a hole unmapped in it */
+	CF_RND_THP_ZAP,		/* a THP written, a run MADV_DONTNEED'd */
 	CF_RND_HVMA_4K,		/* MADV_HUGEPAGE VMA without a whole PMD */
 	CF_RND_4K,		/* MADV_NOHUGEPAGE, pages of every kind */
 	CF_RND_NR_KINDS
@@ -1146,6 +1148,7 @@ enum cf_rnd_kind {
 
 static const char *const cf_rnd_names[CF_RND_NR_KINDS] = {
 	"thp", "thp-one-write", "thp-never-touched", "thp-zero", "thp-hole",
+	"thp-zapped",
 	"hugepage-vma-4k", "4k-mixed",
 };
 
@@ -1216,10 +1219,14 @@ static int cf_rnd_slot(unsigned long long *s, char *p, enum cf_rnd_kind k,
 		(void)((volatile char *)p)[cf_rnd_below(s, per) * psz];
 		break;
 	case CF_RND_THP_HOLE:
+	case CF_RND_THP_ZAP:
 		memset(p, 0x3c, CF_PMD);
 		at = 1 + cf_rnd_below(s, per - 2);
 		n = 1 + cf_rnd_below(s, per - at - 1 < 32 ? per - at - 1 : 32);
-		munmap(p + at * psz, n * psz);
+		if (k == CF_RND_THP_HOLE)
+			munmap(p + at * psz, n * psz);
+		else	/* splits the PMD: never-touched PTEs in a THP VMA */
+			madvise(p + at * psz, n * psz, MADV_DONTNEED);
 		snprintf(d + off, dlen - off, " [%s %lu+%lu on %d]",
 			 cf_rnd_names[k], at, n, node);
 		return 0;
@@ -1319,7 +1326,8 @@ static int cf_rnd_build(struct cf_case *c, const struct cf_env *e, long arg)
 	for (unsigned long i = 1; i < n; i++) {
 		unsigned long pg = c->ent_page[i], sl = pg / per;
 		int thp = kinds[sl] <= CF_RND_THP_ONE ||
-			  kinds[sl] == CF_RND_THP_HOLE;
+			  kinds[sl] == CF_RND_THP_HOLE ||
+			  kinds[sl] == CF_RND_THP_ZAP;
 
 		for (unsigned long j = i; j-- > 0;) {
 			if (c->nodes[j] != c->nodes[i])
