@@ -2,7 +2,7 @@
 /*
  * np_fake_dma: a test-only dmaengine provider for numaplace's selftests
  * (selftests/dma.c). One DMA_MEMCPY channel on a platform device whose
- * "hardware" is a delayed work doing the memcpy; the guest has no IOMMU,
+ * "hardware" is an hrtimer doing the memcpy; the guest has no IOMMU,
  * so a DMA address is the physical address (checked at probe). The
  * parameter mode (writable at run time) picks how descriptors issued from
  * then on complete:
@@ -19,10 +19,9 @@
  * would write those after the client had unmapped (and freed) the pages;
  * this one only counts them and drops them.
  */
-#include <linux/delay.h>
 #include <linux/dma-mapping.h>
 #include <linux/dmaengine.h>
-#include <linux/jiffies.h>
+#include <linux/hrtimer.h>
 #include <linux/list.h>
 #include <linux/module.h>
 #include <linux/mm.h>
@@ -30,7 +29,6 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
-#include <linux/workqueue.h>
 
 #define NP_FD_NAME	"np_fake_dma"
 
@@ -97,7 +95,7 @@ struct np_fd_desc {
 	struct list_head node;
 	dma_addr_t dst, src;
 	size_t len;
-	unsigned long due;	/* jiffies */
+	ktime_t due;
 	bool never;		/* issued in mode never: not before terminate */
 	bool ooo;		/* issued in mode out_of_order */
 };
@@ -109,8 +107,14 @@ static struct np_fd {
 	spinlock_t lock;		/* the lists, the cookies, the counters */
 	struct list_head submitted;	/* submitted, not issued */
 	struct list_head issued;	/* issued, not started */
-	struct list_head running;	/* being copied by the work */
-	struct delayed_work work;	/* the "hardware" */
+	struct list_head running;	/* being copied by the timer */
+	/*
+	 * The "hardware": an hrtimer in hard interrupt context, to run
+	 * beside a client that polls tx_status in a loop on every CPU
+	 * (dma_sync_wait() neither sleeps nor yields), where a work or a
+	 * softirq deferred to ksoftirqd would wait for the client to give up.
+	 */
+	struct hrtimer timer;
 	bool registered;
 } np_fd;
 
@@ -163,26 +167,35 @@ np_fd_prep_memcpy(struct dma_chan *chan, dma_addr_t dst, dma_addr_t src,
 	return &d->tx;
 }
 
+/* Arm the timer for @due unless it fires before; under np_fd.lock. */
+static void np_fd_arm(ktime_t due)
+{
+	if (!hrtimer_is_queued(&np_fd.timer) ||
+	    ktime_before(due, hrtimer_get_expires(&np_fd.timer)))
+		hrtimer_start(&np_fd.timer, due, HRTIMER_MODE_ABS_HARD);
+}
+
 static void np_fd_issue_pending(struct dma_chan *chan)
 {
 	int mode = READ_ONCE(np_fd_mode);
-	unsigned long flags, delay = 0;
 	struct np_fd_desc *d;
+	unsigned long flags;
+	ktime_t due = ktime_get();
 
 	if (mode == NP_FD_LATE)
-		delay = msecs_to_jiffies(READ_ONCE(late_ms));
+		due = ktime_add_ms(due, READ_ONCE(late_ms));
 	else if (mode == NP_FD_OOO)
-		delay = msecs_to_jiffies(READ_ONCE(ooo_ms));
+		due = ktime_add_ms(due, READ_ONCE(ooo_ms));
 	spin_lock_irqsave(&np_fd.lock, flags);
 	list_for_each_entry(d, &np_fd.submitted, node) {
 		d->never = mode == NP_FD_NEVER;
 		d->ooo = mode == NP_FD_OOO;
-		d->due = jiffies + delay;
+		d->due = due;
 	}
 	list_splice_tail_init(&np_fd.submitted, &np_fd.issued);
-	spin_unlock_irqrestore(&np_fd.lock, flags);
 	if (mode != NP_FD_NEVER)
-		queue_delayed_work(system_wq, &np_fd.work, delay);
+		np_fd_arm(due);
+	spin_unlock_irqrestore(&np_fd.lock, flags);
 }
 
 /* A DMA address as the device sees it: RAM at that physical address. */
@@ -225,18 +238,19 @@ static void np_fd_complete(struct np_fd_desc *d)
 }
 
 /* The "hardware": run every issued descriptor that is due. */
-static void np_fd_work(struct work_struct *work)
+static enum hrtimer_restart np_fd_run(struct hrtimer *timer)
 {
-	unsigned long flags, next = 0;
+	ktime_t now = ktime_get(), next = 0;
 	struct np_fd_desc *d, *n;
+	unsigned long flags;
 	bool more = false;
 
 	spin_lock_irqsave(&np_fd.lock, flags);
 	list_for_each_entry_safe(d, n, &np_fd.issued, node) {
 		if (d->never)
 			continue;
-		if (!time_after_eq(jiffies, d->due)) {
-			if (!more || time_before(d->due, next))
+		if (ktime_after(d->due, now)) {
+			if (!more || ktime_before(d->due, next))
 				next = d->due;
 			more = true;
 		} else if (d->ooo) {
@@ -246,12 +260,15 @@ static void np_fd_work(struct work_struct *work)
 		}
 	}
 	spin_unlock_irqrestore(&np_fd.lock, flags);
-	/* Only this work takes descriptors off running (terminate leaves them). */
+	/* Only the timer takes descriptors off running (terminate leaves them). */
 	list_for_each_entry_safe(d, n, &np_fd.running, node)
 		np_fd_complete(d);
-	if (more)
-		mod_delayed_work(system_wq, &np_fd.work,
-				 time_after(next, jiffies) ? next - jiffies : 0);
+	if (more) {
+		spin_lock_irqsave(&np_fd.lock, flags);
+		np_fd_arm(next);
+		spin_unlock_irqrestore(&np_fd.lock, flags);
+	}
+	return HRTIMER_NORESTART;
 }
 
 static enum dma_status np_fd_tx_status(struct dma_chan *chan,
@@ -306,7 +323,7 @@ static int np_fd_terminate_all(struct dma_chan *chan)
  */
 static void np_fd_synchronize(struct dma_chan *chan)
 {
-	cancel_delayed_work_sync(&np_fd.work);
+	hrtimer_cancel(&np_fd.timer);
 }
 
 static int np_fd_alloc_chan(struct dma_chan *chan)
@@ -330,7 +347,7 @@ static void np_fd_free_chan(struct dma_chan *chan)
 	if (!list_empty(&gone))
 		dev_info(np_fd.dd.dev, "%s: channel freed with descriptors queued\n",
 			 NP_FD_NAME);
-	cancel_delayed_work_sync(&np_fd.work);
+	hrtimer_cancel(&np_fd.timer);
 	np_fd_free_list(&gone);
 }
 
@@ -407,7 +424,13 @@ static int __init np_fd_init(void)
 	INIT_LIST_HEAD(&np_fd.submitted);
 	INIT_LIST_HEAD(&np_fd.issued);
 	INIT_LIST_HEAD(&np_fd.running);
-	INIT_DELAYED_WORK(&np_fd.work, np_fd_work);
+#ifdef NP_FD_HAVE_HRTIMER_SETUP
+	hrtimer_setup(&np_fd.timer, np_fd_run, CLOCK_MONOTONIC,
+		      HRTIMER_MODE_ABS_HARD);
+#else	/* before v6.13 "hrtimers: Introduce hrtimer_setup()" */
+	hrtimer_init(&np_fd.timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_HARD);
+	np_fd.timer.function = np_fd_run;
+#endif
 	ret = platform_driver_register(&np_fd_driver);
 	if (ret)
 		return ret;
@@ -432,7 +455,7 @@ static void __exit np_fd_exit(void)
 {
 	/* No client holds the channel: it holds a reference on this module. */
 	dma_async_device_unregister(&np_fd.dd);
-	cancel_delayed_work_sync(&np_fd.work);
+	hrtimer_cancel(&np_fd.timer);
 	np_fd_free_list(&np_fd.submitted);
 	np_fd_free_list(&np_fd.issued);
 	platform_device_unregister(np_fd.pdev);
