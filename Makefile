@@ -83,22 +83,32 @@ all: modules tools
 
 # kbuild builds in the source tree; a copy per kernel keeps two kernels'
 # objects apart and lets both builds be incremental.
-modules: $(KOBJ)/numaplace.ko
-KBUILD_CMD = $(MAKE) -C $(KDIR) M=$(KOBJ) NP_WERROR=$(NP_WERROR) NP_NO_STATS=$(NP_NO_STATS) modules
-$(KOBJ)/numaplace.ko: $(MOD_SRC)
+# The selftests' fake DMA channel (selftests/kmod, test-only: tools/vm/run
+# puts it in the guest, selftests/dma.c loads it) is built next to it, in
+# a directory of its own (kbuild builds in one M= tree per module set).
+modules: $(KOBJ)/numaplace.ko $(if $(NP_NO_STATS),,$(KOBJ)/np_fake_dma.ko)
+KBUILD_CMD = $(MAKE) -C $(KDIR) M=$(KBUILD_M) NP_WERROR=$(NP_WERROR) NP_NO_STATS=$(NP_NO_STATS) modules
+# Build in $(KBUILD_M), on the host or in the kernel's build root.
+define np_kbuild
 	@test -f $(KDIR)/Makefile || { echo "no headers for $(KVER) in $(KDIR): run 'make deps'" >&2; exit 1; }
 	@test -z "$(BUILDROOT)" || test -f $(BUILDROOT)/.np-ready || { echo "$(KVER)'s headers need $$(tools/kernel-env --kdir $(KDIR) gcc), which is in no build root yet ($(BUILDROOT)): run 'make deps'" >&2; exit 1; }
-	@mkdir -p $(KOBJ)
-	cp -a Kbuild module uapi $(KOBJ)/
-ifeq ($(BUILDROOT),)
-	$(KBUILD_CMD)
-else
-	@mkdir -p $(BUILDROOT)$(BUILD)
-	unshare -m sh -c 'mount --bind $(BUILD) $(BUILDROOT)$(BUILD) && \
+	$(if $(BUILDROOT),@mkdir -p $(BUILDROOT)$(BUILD))
+	$(if $(BUILDROOT),unshare -m sh -c 'mount --bind $(BUILD) $(BUILDROOT)$(BUILD) && \
 		mount -t proc proc $(BUILDROOT)/proc && \
 		exec chroot $(BUILDROOT) env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
-		LC_ALL=C.UTF-8 $(KBUILD_CMD)'
-endif
+		LC_ALL=C.UTF-8 $(KBUILD_CMD)',$(KBUILD_CMD))
+endef
+$(KOBJ)/numaplace.ko: KBUILD_M = $(KOBJ)
+$(KOBJ)/numaplace.ko: $(MOD_SRC)
+	@mkdir -p $(KOBJ)
+	cp -a Kbuild module uapi $(KOBJ)/
+	$(np_kbuild)
+$(KOBJ)/np_fake_dma.ko: KBUILD_M = $(KOBJ)/fake-dma
+$(KOBJ)/np_fake_dma.ko: selftests/kmod/Kbuild selftests/kmod/np_fake_dma.c
+	@mkdir -p $(KOBJ)/fake-dma
+	cp -a selftests/kmod/Kbuild selftests/kmod/np_fake_dma.c $(KOBJ)/fake-dma/
+	$(np_kbuild)
+	cp $(KOBJ)/fake-dma/np_fake_dma.ko $@
 
 modules-all:
 	@set -e; for k in $(KERNELS); do $(MAKE) --no-print-directory modules KVER=$$k; done
@@ -203,7 +213,8 @@ check-debug: deps
 checkpatch:
 	perl $(BUILD)/checkpatch/checkpatch.pl --no-tree --terse -f \
 		--ignore LINUX_VERSION_CODE,CONSTANT_COMPARISON \
-		$(wildcard module/*.c module/*.h) uapi/linux/numaplace.h
+		$(wildcard module/*.c module/*.h) uapi/linux/numaplace.h \
+		selftests/kmod/np_fake_dma.c
 
 # The README's test command: set-up included, so it works on a fresh machine.
 check: deps
