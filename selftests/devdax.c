@@ -74,6 +74,25 @@ static int np_nd_write(struct __test_metadata *_metadata, const char *dev,
 	return ret;
 }
 
+/* The first dax device on the system: its name in *dax, or -ENODEV. */
+static int np_find_dax(char *dax, size_t len)
+{
+	DIR *d = opendir(NP_DAX_DEVICES);
+	struct dirent *e;
+	int ret = -ENODEV;
+
+	while (d && (e = readdir(d))) {
+		if (!strncmp(e->d_name, "dax", 3)) {
+			snprintf(dax, len, "%s", e->d_name);
+			ret = 0;
+			break;
+		}
+	}
+	if (d)
+		closedir(d);
+	return ret;
+}
+
 /*
  * The dax device of the region (made here if there is none yet): its name
  * in *dax (e.g. "dax0.0") or a negative errno.
@@ -83,20 +102,11 @@ static int np_devdax_make(struct __test_metadata *_metadata, char *dax,
 {
 	char region[NAME_MAX + 1], path[PATH_MAX], seed[NAME_MAX + 1];
 	char ns[NAME_MAX + 1], dev[PATH_MAX];
-	DIR *d = opendir(NP_DAX_DEVICES);
-	struct dirent *e;
 	int ret;
 
 	/* An earlier run made one: use it. */
-	while (d && (e = readdir(d))) {
-		if (!strncmp(e->d_name, "dax", 3)) {
-			snprintf(dax, len, "%s", e->d_name);
-			closedir(d);
-			return 0;
-		}
-	}
-	if (d)
-		closedir(d);
+	if (!np_find_dax(dax, len))
+		return 0;
 	ret = np_find_region(region, sizeof(region));
 	if (ret)
 		return ret;
@@ -127,17 +137,7 @@ static int np_devdax_make(struct __test_metadata *_metadata, char *dax,
 	if (ret)
 		return ret;
 	/* dax_pmem's probe registers the dax device; device_dax binds it. */
-	d = opendir(NP_DAX_DEVICES);
-	while (d && (e = readdir(d))) {
-		if (!strncmp(e->d_name, "dax", 3)) {
-			snprintf(dax, len, "%s", e->d_name);
-			closedir(d);
-			return 0;
-		}
-	}
-	if (d)
-		closedir(d);
-	return -ENODEV;
+	return np_find_dax(dax, len);
 }
 
 /* The pfn behind @addr (root reads them from pagemap), or 0. */

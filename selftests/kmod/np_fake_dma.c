@@ -299,19 +299,29 @@ static enum dma_status np_fd_tx_status(struct dma_chan *chan,
 	return st;
 }
 
-/* Cancel every queued descriptor: the device writes none of them. */
-static int np_fd_terminate_all(struct dma_chan *chan)
+/*
+ * Take every queued descriptor (submitted or issued) off the device onto
+ * @gone, adding their number to *@count: the device writes none of them.
+ */
+static void np_fd_take_queued(struct list_head *gone, unsigned long *count)
 {
 	struct np_fd_desc *d;
 	unsigned long flags;
-	LIST_HEAD(gone);
 
 	spin_lock_irqsave(&np_fd.lock, flags);
-	list_splice_init(&np_fd.submitted, &gone);
-	list_splice_init(&np_fd.issued, &gone);
-	list_for_each_entry(d, &gone, node)
-		terminated++;
+	list_splice_init(&np_fd.submitted, gone);
+	list_splice_init(&np_fd.issued, gone);
+	list_for_each_entry(d, gone, node)
+		(*count)++;
 	spin_unlock_irqrestore(&np_fd.lock, flags);
+}
+
+/* Cancel every queued descriptor: the device writes none of them. */
+static int np_fd_terminate_all(struct dma_chan *chan)
+{
+	LIST_HEAD(gone);
+
+	np_fd_take_queued(&gone, &terminated);
 	np_fd_free_list(&gone);
 	return 0;
 }
@@ -334,16 +344,9 @@ static int np_fd_alloc_chan(struct dma_chan *chan)
 /* The client is gone: what it left queued, it abandoned. */
 static void np_fd_free_chan(struct dma_chan *chan)
 {
-	struct np_fd_desc *d;
-	unsigned long flags;
 	LIST_HEAD(gone);
 
-	spin_lock_irqsave(&np_fd.lock, flags);
-	list_splice_init(&np_fd.submitted, &gone);
-	list_splice_init(&np_fd.issued, &gone);
-	list_for_each_entry(d, &gone, node)
-		abandoned++;
-	spin_unlock_irqrestore(&np_fd.lock, flags);
+	np_fd_take_queued(&gone, &abandoned);
 	if (!list_empty(&gone))
 		dev_info(np_fd.dd.dev, "%s: channel freed with descriptors queued\n",
 			 NP_FD_NAME);
