@@ -49,13 +49,6 @@
 
 static long psz;
 
-/* The 6.1 harness runs the body after a SKIP() in FIXTURE_SETUP(). */
-#define NP_SKIPPED()							\
-	do {								\
-		if (_metadata->skip)					\
-			return;						\
-	} while (0)
-
 /* A counter of the fake device, or -1. */
 static long np_fd_count(const char *name)
 {

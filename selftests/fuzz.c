@@ -69,13 +69,6 @@
 
 static long psz = 4096;	/* sysconf(_SC_PAGESIZE) in the fixture */
 
-/* The 6.1 harness runs the body after a SKIP() in FIXTURE_SETUP(). */
-#define NP_SKIPPED()							\
-	do {								\
-		if (_metadata->skip)					\
-			return;						\
-	} while (0)
-
 /* Everything the threads share. */
 struct np_fz {
 	int fd;

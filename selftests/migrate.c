@@ -71,11 +71,10 @@
 
 static long psz;
 
-/* The 6.1 harness runs the body after a SKIP() in FIXTURE_SETUP(). */
-#define NP_SKIPPED()							\
+/* NP_SKIPPED(), and a test NP_ONLY leaves out is skipped too. */
+#define NP_SKIPPED_OR_FILTERED()						\
 	do {								\
-		if (_metadata->skip)					\
-			return;						\
+		NP_SKIPPED();						\
 		if (np_filtered(_metadata->name))			\
 			SKIP(return, "not in NP_ONLY");			\
 	} while (0)
@@ -1331,7 +1330,7 @@ static void np_oracle(struct __test_metadata *_metadata,
 /* Per-page targets over the range, this kernel's answers. */
 TEST_F_TIMEOUT(mig, oracle_range_as_syscall, 90)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	static const struct np_orc o = {
 		"range as_syscall", 0, NUMAPLACE_POLICY_PER_PAGE,
 		NUMAPLACE_MIGRATE_AS_SYSCALL, 1,
@@ -1343,7 +1342,7 @@ TEST_F_TIMEOUT(mig, oracle_range_as_syscall, 90)
 /* Per-page targets over the range, 6.12's answers on every kernel. */
 TEST_F_TIMEOUT(mig, oracle_range, 90)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	static const struct np_orc o = {
 		"range", 0, NUMAPLACE_POLICY_PER_PAGE, 0, 2,
 	};
@@ -1354,7 +1353,7 @@ TEST_F_TIMEOUT(mig, oracle_range, 90)
 /* Shuffled addresses, repeats and strangers, this kernel's answers. */
 TEST_F_TIMEOUT(mig, oracle_array_as_syscall, 90)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	static const struct np_orc o = {
 		"array as_syscall", 1, NUMAPLACE_POLICY_PER_PAGE,
 		NUMAPLACE_MIGRATE_AS_SYSCALL, 3,
@@ -1365,7 +1364,7 @@ TEST_F_TIMEOUT(mig, oracle_array_as_syscall, 90)
 
 TEST_F_TIMEOUT(mig, oracle_array, 90)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	static const struct np_orc o = {
 		"array", 1, NUMAPLACE_POLICY_PER_PAGE, 0, 4,
 	};
@@ -1376,7 +1375,7 @@ TEST_F_TIMEOUT(mig, oracle_array, 90)
 /* POLICY_NODE: everything to node 1. */
 TEST_F_TIMEOUT(mig, oracle_node, 90)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	static const struct np_orc o = {
 		"node", 0, NUMAPLACE_POLICY_NODE, NUMAPLACE_MIGRATE_AS_SYSCALL, 5,
 	};
@@ -1387,7 +1386,7 @@ TEST_F_TIMEOUT(mig, oracle_node, 90)
 /* MOVE_ALL (root has CAP_SYS_NICE): pages shared with the child move. */
 TEST_F_TIMEOUT(mig, oracle_move_all, 90)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	static const struct np_orc o = {
 		"move_all", 0, NUMAPLACE_POLICY_PER_PAGE,
 		NUMAPLACE_MIGRATE_AS_SYSCALL | NUMAPLACE_MIGRATE_MOVE_ALL, 6,
@@ -1403,7 +1402,7 @@ TEST_F_TIMEOUT(mig, oracle_move_all, 90)
  */
 TEST_F(mig, array_repeats)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	char *a = np_pmd_map(NP_PMD, 0), *t = np_pmd_map(NP_PMD, 1), *f;
 	int mfd = memfd_create("np-repeats", MFD_CLOEXEC);
 	struct numaplace_migrate m;
@@ -1490,7 +1489,7 @@ static int np_migrate_per_page(int fd, __u32 eflags, const __u64 *e,
  */
 TEST_F(mig, array_in_place_then_moved)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	char *a = np_pmd_map(NP_PMD, 0);
 	struct numaplace_migrate m;
 	__u64 e[8];
@@ -1553,7 +1552,7 @@ TEST_F(mig, array_in_place_then_moved)
 /* [vvar] is VM_IO | VM_PFNMAP up to 6.12: not migratable, -EFAULT in range mode too. */
 TEST_F(mig, pfnmap_vvar)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	unsigned long vs = 0, ve = 0;
 	struct numaplace_migrate m;
 	struct timespec ts;
@@ -1624,7 +1623,7 @@ static int np_thp_on0(char *p, __u64 *addrs, size_t n)
  */
 TEST_F(mig, thp_split_ok)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	const size_t n = 2 * NP_SEG_PAGES;
 	char *p = np_pmd_map(2 * NP_PMD, 1);
 	__u64 *addrs = calloc(n, sizeof(*addrs));
@@ -1697,7 +1696,7 @@ TEST_F(mig, thp_split_ok)
  */
 TEST_F(mig, thp_pte_mapped_split_ok)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	const size_t n = NP_SEG_PAGES;
 	char *p = np_pmd_map(NP_PMD, 1);
 	__u64 *addrs = calloc(n, sizeof(*addrs));
@@ -1759,7 +1758,7 @@ TEST_F(mig, thp_pte_mapped_split_ok)
  */
 TEST_F(mig, thp_targets_as_syscall)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	const size_t n = 2 * NP_SEG_PAGES;
 	/* Two entries in each THP, the second to another node. */
 	const size_t at[] = { 0, 1, NP_SEG_PAGES, NP_SEG_PAGES + 9 };
@@ -1843,7 +1842,7 @@ static void np_cow_child(const char *p, struct np_cow *x)
 
 TEST_F_TIMEOUT(mig, cow_shared_untouched, 120)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	const size_t n = NP_COW_PAGES;
 	char *p = np_pmd_map(n * psz, 0);
 	struct np_cow *x = mmap(NULL, sizeof(*x), PROT_READ | PROT_WRITE,
@@ -1986,7 +1985,7 @@ static int np_extra_child(const char *cg, void *arg)
 
 TEST_F_TIMEOUT(mig, extra_memory_bounded, 180)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	long *extra = mmap(NULL, 2 * sizeof(long), PROT_READ | PROT_WRITE,
 			   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	struct np_extra_args args = { self->eflags, self->fd, extra };
@@ -2024,7 +2023,7 @@ TEST_F_TIMEOUT(mig, extra_memory_bounded, 180)
  */
 TEST_F_TIMEOUT(mig, target_node_full, 30)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	char path[128], val[32];
 	long got, free_kb, lru_kb, nomem = 0, moved = 0, other = 0, t0;
 	struct numaplace_migrate m;
@@ -2113,7 +2112,7 @@ TEST_F_TIMEOUT(mig, target_node_full, 30)
  */
 TEST_F_TIMEOUT(mig, sigkill_bounded, 90)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	long anon0, file0, anon, file, t0, waited = -1;
 	struct { volatile int in, calls, ms; } *sh;
 	int status = 0;
@@ -2439,7 +2438,7 @@ static void *np_thread_fn(void *arg)
 
 TEST_F(migrate, pid0_self_thread)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	struct np_thread t = {
 		PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0,
 	};
@@ -2481,7 +2480,7 @@ TEST_F(migrate, pid0_self_thread)
 /* Root moves a child's pages, and a nobody's (dumpable or not). */
 TEST_F(migrate, root_moves_others)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	static const struct { uid_t uid; int dumpable; } who[] = {
 		{ 0, 1 }, { NP_NOBODY, 1 }, { NP_NOBODY, 0 },
 	};
@@ -2515,7 +2514,7 @@ TEST_F(migrate, root_moves_others)
 /* nobody may not move root's pages: -EPERM, as the syscall says. */
 TEST_F(migrate, other_user_denied)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	pid_t pid = np_kid(self, 0, 1);
 	struct np_probe_args a = { pid, 0, 1, 0, NP_MF_MOVE };
 	int nodes[NP_PROBE_PAGES];
@@ -2544,7 +2543,7 @@ TEST_F(migrate, other_user_denied)
 /* Opened by root, used after setuid(nobody): nobody's rights count. */
 TEST_F(migrate, creds_at_ioctl_time)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	pid_t pid = np_kid(self, 0, 1);
 	struct np_probe_args a = { pid, 0, 1, 0, NP_MF_MOVE };
 	int fd = np_open();
@@ -2573,7 +2572,7 @@ TEST_F(migrate, creds_at_ioctl_time)
 /* nobody moving another dumpable nobody process: as the query's rule. */
 TEST_F(migrate, same_uid_unprivileged)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	pid_t pid = np_kid(self, NP_NOBODY, 1);
 	struct np_probe_args a = { pid, 0, 1, 0, NP_MF_MOVE };
 	int exact = !!(self->info.features & NUMAPLACE_FEAT_PTRACE_EXACT);
@@ -2597,7 +2596,7 @@ TEST_F(migrate, same_uid_unprivileged)
 /* No such pid: -ESRCH; pid errors come before node errors. */
 TEST_F(migrate, nonexistent_pid)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	long max = np_read_long("/proc/sys/kernel/pid_max");
 	int pids[] = { 0, -1, INT_MIN, INT_MAX };
 	struct numaplace_migrate m;
@@ -2629,7 +2628,7 @@ TEST_F(migrate, nonexistent_pid)
 /* kthreadd and a zombie have no mm: -EINVAL, as the syscall. */
 TEST_F(migrate, no_mm)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	struct np_probe_args a = { 2, 0x10000, 1, 0, NP_MF_MOVE };
 	char comm[32];
 	pid_t z;
@@ -2662,7 +2661,7 @@ TEST_F(migrate, no_mm)
  */
 TEST_F(migrate, move_all_needs_cap)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	char *p = np_pages_on0(NP_PROBE_PAGES);
 	struct np_probe_args a = {
 		0, (uintptr_t)p, 1, NUMAPLACE_MIGRATE_MOVE_ALL, NP_MF_MOVE_ALL,
@@ -2702,7 +2701,7 @@ TEST_F(migrate, move_all_needs_cap)
 /* len 0 and count 0 move nothing, successfully. */
 TEST_F(migrate, zero_len_and_count)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	char *p = np_pages_on0(2);
 	struct numaplace_migrate m;
 	__u64 a;
@@ -2760,7 +2759,7 @@ static struct np_call np_call_of(FIXTURE_DATA(migrate) *self,
 /* Counts around the syscall's 16-entry chunks; range and array mode. */
 TEST_F(migrate, count_edges)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	static const size_t counts[] = { 1, 15, 16, 17, 33 };
 	__u64 aa[64], ab[64];
 	int tgt[64];
@@ -2797,7 +2796,7 @@ TEST_F(migrate, count_edges)
 /* An unaligned start and len move every page they touch. */
 TEST_F(migrate, unaligned_range)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	static const struct { size_t off, len, pages; } cases[] = {
 		{ 100, 3 * 4096, 4 }, { 4095, 2, 2 }, { 1, 1, 1 },
 		{ 0, 4097, 2 }, { 4095, 1, 1 },
@@ -2826,7 +2825,7 @@ TEST_F(migrate, unaligned_range)
 /* Tagged addresses are not untagged: no VMA, -EFAULT, as the syscall. */
 TEST_F(migrate, tagged_addresses)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	__u64 aa[16], ab[16];
 	int tgt[16];
 	struct np_call k;
@@ -2855,7 +2854,7 @@ TEST_F(migrate, tagged_addresses)
 /* start + len that wraps: -EINVAL. */
 TEST_F(migrate, len_overflow)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	static const struct { __u64 start, len; } wrap[] = {
 		{ -4096ULL, 8192 }, { 4096, ~0ULL }, { 1ULL << 63, 1ULL << 63 },
 		{ -4096ULL, 4096 }, { ~0ULL, 1 },
@@ -2909,7 +2908,7 @@ static void *np_bad_ptr(enum np_ptr k, const void *src, size_t len)
 /* Every user buffer, each kind of bad pointer: -EFAULT or "not asked". */
 TEST_F(migrate, bad_pointers)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	char *p = np_pages_on0(8);
 	struct numaplace_migrate m, *mp;
 	__u64 addrs[8];
@@ -3041,7 +3040,7 @@ static int np_partial_ok(const struct numaplace_migrate *m, const __s32 *st,
 /* Arrays that end on an unmapped page: exact fits work, one more faults. */
 TEST_F(migrate, arrays_end_on_unmapped)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	const size_t n = 20;
 	char *p = np_pages_on0(n);
 	__u64 *pages = np_guarded(n * 8), big[32];
@@ -3118,7 +3117,7 @@ TEST_F(migrate, arrays_end_on_unmapped)
 /* A count far past the arrays: -EFAULT, like the syscall, no stray write. */
 TEST_F(migrate, count_huge)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	const size_t n = 40, canary = 8;
 	static const __u64 counts[] = { NP_HUGE_COUNT, 1ULL << 61, ~0ULL };
 	char *p = np_pages_on0(16);
@@ -3175,7 +3174,7 @@ TEST_F(migrate, count_huge)
 /* Struct sizes: short -EINVAL, long with a zero tail fine, else -E2BIG. */
 TEST_F(migrate, struct_size)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	static const __u32 shorts[] = { 0, 4, 8, 16, 64,
 					NUMAPLACE_MIGRATE_SIZE_VER0 - 8,
 					NUMAPLACE_MIGRATE_SIZE_VER0 - 1 };
@@ -3261,7 +3260,7 @@ TEST_F(migrate, struct_size)
 /* Flags the ABI does not know: -EINVAL, nothing moved. */
 TEST_F(migrate, unknown_flags)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	char *p = np_pages_on0(2);
 	struct numaplace_migrate m;
 	int node;
@@ -3284,7 +3283,7 @@ TEST_F(migrate, unknown_flags)
 
 TEST_F(migrate, reserved_nonzero)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	char *p = np_pages_on0(1);
 	struct numaplace_migrate m;
 
@@ -3313,7 +3312,7 @@ TEST_F(migrate, reserved_nonzero)
 
 TEST_F(migrate, bad_policy)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	static const __u32 bad[] = { NUMAPLACE_POLICY_MAX, 5, 255, 1U << 31,
 				     ~0U };
 	char *p = np_pages_on0(1);
@@ -3332,7 +3331,7 @@ TEST_F(migrate, bad_policy)
 /* Forcing an engine INFO does not list: -EOPNOTSUPP. */
 TEST_F(migrate, engine_unavailable)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	static const struct { __u32 flag; __u64 feat; } e[] = {
 		{ NUMAPLACE_MIGRATE_ENGINE_KERNEL, NUMAPLACE_FEAT_MIGRATE_KERNEL },
 		{ NUMAPLACE_MIGRATE_ENGINE_VMA, NUMAPLACE_FEAT_MIGRATE_VMA },
@@ -3361,7 +3360,7 @@ TEST_F(migrate, engine_unavailable)
 /* A node that is not, or has no memory: -ENODEV, nothing moved. */
 TEST_F(migrate, bad_nodes)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	int bad[] = { -1, NUMAPLACE_MAX_NODES, INT_MAX, INT_MIN,
 		      NUMAPLACE_MAX_NODES - 1, (int)self->info.nr_node_ids, -2 };
 	char *p = np_pages_on0(4);
@@ -3424,7 +3423,7 @@ TEST_F(migrate, bad_nodes)
  */
 TEST_F(migrate, bad_node_mid_array)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	const size_t n = 8, at = 3;
 	int bad[] = { -1, NUMAPLACE_MAX_NODES, -2 };
 	struct numaplace_migrate m;
@@ -3481,7 +3480,7 @@ TEST_F(migrate, bad_node_mid_array)
 /* POLICY_CPU: the node of the CPU; a CPU of a memoryless node -ENODEV. */
 TEST_F(migrate, policy_cpu)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	const size_t n = 16;
 	char *p = np_pages_on0(n);
 	struct numaplace_migrate m;
@@ -3529,7 +3528,7 @@ TEST_F(migrate, policy_cpu)
  */
 TEST_F_TIMEOUT(migrate, interleave, 60)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	/* 1: THP, 0: 4k, every other page written */
 	static const int thp[] = { 1, 0, 1, 0, 1, 1 };
 	const size_t nch = ARRAY_SIZE(thp), n = nch * NP_SEG_PAGES;
@@ -3655,7 +3654,7 @@ TEST_F_TIMEOUT(migrate, interleave, 60)
 /* An empty node set for INTERLEAVE: -EINVAL. */
 TEST_F(migrate, interleave_empty_set)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	char *p = np_pages_on0(4);
 	struct numaplace_migrate m;
 
@@ -3670,7 +3669,7 @@ TEST_F(migrate, interleave_empty_set)
 /* status_ptr is optional; outputs that come in are ignored. */
 TEST_F(migrate, status_optional_outputs_ignored)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	const size_t n = 32;
 	char *p = np_pages_on0(n);
 	struct numaplace_migrate m;
@@ -3742,7 +3741,7 @@ static int np_cpuset_make(FIXTURE_DATA(migrate) *self, const char *mems)
  */
 TEST_F(migrate, cpuset_outside)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	const size_t n = NP_PROBE_PAGES, at = 5;
 	int ret;
 	struct np_probe_args a = { 0, 0, 1, 0, NP_MF_MOVE };
@@ -3816,7 +3815,7 @@ TEST_F(migrate, cpuset_outside)
 
 TEST_F(migrate, cpuset_caller)
 {
-	NP_SKIPPED();
+	NP_SKIPPED_OR_FILTERED();
 	const size_t nt = 2 * NP_SEG_PAGES, n = NP_CPUSET_SMALL + nt;
 	char *small = np_pmd_map(NP_CPUSET_SMALL * psz, 0);
 	char *thp = np_pmd_map(nt * psz, 1);

@@ -43,13 +43,6 @@
 
 static long psz;
 
-/* The 6.1 harness runs the body after a SKIP() in FIXTURE_SETUP(). */
-#define NP_SKIPPED()							\
-	do {								\
-		if (_metadata->skip)					\
-			return;						\
-	} while (0)
-
 enum np_ig_kind { NP_IG_ANON, NP_IG_THP, NP_IG_FORK, NP_IG_MEMFD, NP_IG_FILE };
 
 /* What every writer shares (MAP_SHARED: the fork child is a writer too). */

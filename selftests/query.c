@@ -52,16 +52,6 @@
 
 static long psz;
 
-/*
- * The 6.1 harness runs the body after a SKIP() in FIXTURE_SETUP(): every
- * body starts with this.
- */
-#define NP_SKIPPED()							\
-	do {								\
-		if (_metadata->skip)					\
-			return;						\
-	} while (0)
-
 static int np_common_setup(struct __test_metadata *_metadata, int *fd,
 			   struct np_ctx *c, struct numaplace_info *info)
 {

@@ -92,16 +92,6 @@
 		   NUMAPLACE_KIND_HUGETLB | NUMAPLACE_KIND_ANON |	\
 		   NUMAPLACE_KIND_FILE | NUMAPLACE_KIND_PROTNONE)
 
-/*
- * The 6.1 harness runs the body after a SKIP() in FIXTURE_SETUP(): every
- * body starts with this.
- */
-#define NP_SKIPPED()							\
-	do {								\
-		if (_metadata->skip)					\
-			return;						\
-	} while (0)
-
 /* What a querier thread asks. */
 enum qr_qtype {
 	QR_Q_RANGE,	/* the whole region: runs, status, totals */

@@ -81,13 +81,6 @@
 
 static long psz;
 
-/* The 6.1 harness runs the body after a SKIP() in FIXTURE_SETUP(). */
-#define NP_SKIPPED()							\
-	do {								\
-		if (_metadata->skip)					\
-			return;						\
-	} while (0)
-
 struct np_rc;
 typedef void (*np_rc_step_fn)(struct np_rc *x, __u64 *rng);
 

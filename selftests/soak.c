@@ -58,13 +58,6 @@
 #define MREMAP_DONTUNMAP	4	/* v5.7 */
 #endif
 
-/* The 6.1 harness runs the body after a SKIP() in FIXTURE_SETUP(). */
-#define NP_SKIPPED()							\
-	do {								\
-		if (_metadata->skip)					\
-			return;						\
-	} while (0)
-
 enum np_sb_kind { NP_SB_ANON, NP_SB_THP, NP_SB_FORK, NP_SB_MEMFD, NP_SB_NR };
 static const char *const np_sb_name[NP_SB_NR] = {
 	"anon", "thp", "shared_fork", "memfd"

@@ -37,13 +37,6 @@
 
 static long psz;
 
-/* See query.c: the 6.1 harness runs the body after a setup SKIP(). */
-#define NP_SKIPPED()							\
-	do {								\
-		if (_metadata->skip)					\
-			return;						\
-	} while (0)
-
 /* What a probe in another process saw, in memory shared with the test. */
 struct np_probe {
 	int sys_ret;		/* move_pages(pid, ...) */
