@@ -2,8 +2,11 @@
 #
 # numaplace top-level Makefile.
 #   make deps            install build/test dependencies (root, apt)
-#   make [KVER=...]      build numaplace.ko for one kernel (ABI name or short
-#                        name of tools/vm/kernels.conf: 6.1, 6.12, 7.3, ...)
+#   make [KVER=...]      build numaplace.ko and the selftests' fake DMA module
+#                        for one kernel (ABI name or short name of
+#                        tools/vm/kernels.conf: 6.1, 6.12, 7.3, ...)
+#   make module          numaplace.ko alone (what DKMS and make install build;
+#                        the package's tree has no selftests/)
 #   make modules-all     build it for every kernel in tools/vm/kernels.conf
 #   make tools           libnumaplace, the numaplace CLI, selftests
 #   make check           boot the NUMA VM on every "test" kernel and run the
@@ -77,7 +80,7 @@ BENCH_SRC := $(wildcard tools/bench/*.c)
 BENCHES  := $(patsubst tools/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 MOD_SRC  := Kbuild $(wildcard module/*.c module/*.h uapi/linux/*.h)
 
-.PHONY: all modules modules-all tools deps deb check checkpatch demo bench bench-stats bench-profile bench-watch clean \
+.PHONY: all module modules modules-all tools deps deb check checkpatch demo bench bench-stats bench-profile bench-watch clean \
 	bench-preload install install-tools install-headers check-debug
 all: modules tools
 
@@ -86,7 +89,8 @@ all: modules tools
 # The selftests' fake DMA channel (selftests/kmod, test-only: tools/vm/run
 # puts it in the guest, selftests/dma.c loads it) is built next to it, in
 # a directory of its own (kbuild builds in one M= tree per module set).
-modules: $(KOBJ)/numaplace.ko $(if $(NP_NO_STATS),,$(KOBJ)/np_fake_dma.ko)
+modules: module $(if $(NP_NO_STATS),,$(KOBJ)/np_fake_dma.ko)
+module: $(KOBJ)/numaplace.ko
 KBUILD_CMD = $(MAKE) -C $(KDIR) M=$(KBUILD_M) NP_WERROR=$(NP_WERROR) NP_NO_STATS=$(NP_NO_STATS) modules
 # Build in $(KBUILD_M), on the host or in the kernel's build root.
 define np_kbuild
@@ -280,7 +284,7 @@ bench-profile: modules-all tools $(BENCHES)
 # rule, then depmod. Into a DESTDIR (a package being built) depmod is left
 # to the package's installation: its partial modules.dep would replace
 # the system's.
-install: modules
+install: module
 	install -D -m 0644 $(KOBJ)/numaplace.ko $(MODDEST)/numaplace.ko
 	install -D -m 0644 packaging/60-numaplace.rules \
 		$(DESTDIR)$(UDEVDIR)/60-numaplace.rules
