@@ -23,8 +23,6 @@
 #include "cli.h"
 #include "nl.h"
 
-#define NP_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
-
 /* Folio orders kept: far above a PUD (order 18 with 4 KiB pages). */
 #define NP_ST_ORDERS		32
 /* Failure reasons kept: the module has NUMAPLACE_FAIL_MAX. */
@@ -89,14 +87,6 @@ static const char *const np_phase_names[NUMAPLACE_PHASE_MAX] = {
 
 /* By bit number of NUMAPLACE_ENGINE_*. */
 static const char *const np_engine_names[] = { "kernel", "vma", "batch" };
-
-static double np_clock(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* A name for engine bit @e or phase @p, the number when it has none. */
 static const char *np_engine_name(unsigned int e, char *buf, size_t size)
@@ -729,16 +719,16 @@ static void np_stats_usage(FILE *out)
 }
 
 /* The options, declared. */
-enum np_stats_opt { NP_OPT_JSON, NP_OPT_PROM, NP_OPT_WATCH, NP_OPT_HELP };
+enum np_stats_opt { NP_ST_OPT_JSON, NP_ST_OPT_PROM, NP_ST_OPT_WATCH, NP_ST_OPT_HELP };
 
 static const struct {
 	const char *long_name, *short_name;
 	enum np_stats_opt opt;
 } np_stats_opts[] = {
-	{ "--json", NULL, NP_OPT_JSON },
-	{ "--prometheus", NULL, NP_OPT_PROM },
-	{ "--watch", "-w", NP_OPT_WATCH },
-	{ "--help", "-h", NP_OPT_HELP },
+	{ "--json", NULL, NP_ST_OPT_JSON },
+	{ "--prometheus", NULL, NP_ST_OPT_PROM },
+	{ "--watch", "-w", NP_ST_OPT_WATCH },
+	{ "--help", "-h", NP_ST_OPT_HELP },
 };
 
 /* "2", "0.5": seconds in [NP_WATCH_MIN_S, NP_WATCH_MAX_S]. */
@@ -782,22 +772,22 @@ static int np_stats_parse(struct np_stats_cmd *c, int argc, char **argv)
 		}
 		if (arg[len] == '=')
 			val = arg + len + 1;
-		if (val && np_stats_opts[k].opt != NP_OPT_WATCH) {
+		if (val && np_stats_opts[k].opt != NP_ST_OPT_WATCH) {
 			fprintf(stderr, "numaplace stats: %s takes no value\n",
 				np_stats_opts[k].long_name);
 			return -EINVAL;
 		}
 		switch (np_stats_opts[k].opt) {
-		case NP_OPT_JSON:
-		case NP_OPT_PROM:
+		case NP_ST_OPT_JSON:
+		case NP_ST_OPT_PROM:
 			if (c->format != NP_ST_TEXT) {
 				fprintf(stderr, "numaplace stats: --json and --prometheus exclude each other\n");
 				return -EINVAL;
 			}
-			c->format = np_stats_opts[k].opt == NP_OPT_JSON ?
+			c->format = np_stats_opts[k].opt == NP_ST_OPT_JSON ?
 				    NP_ST_JSON : NP_ST_PROM;
 			break;
-		case NP_OPT_WATCH:
+		case NP_ST_OPT_WATCH:
 			c->watch = 1;
 			/* The optional SECONDS: "--watch=2" or "--watch 2". */
 			if (!val && a + 1 < argc && argv[a + 1][0] != '-')
@@ -808,7 +798,7 @@ static int np_stats_parse(struct np_stats_cmd *c, int argc, char **argv)
 				return -EINVAL;
 			}
 			break;
-		case NP_OPT_HELP:
+		case NP_ST_OPT_HELP:
 			return 1;
 		}
 	}
