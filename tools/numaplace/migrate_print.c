@@ -101,6 +101,10 @@ static int np_cpu_node(unsigned int cpu)
 	return -1;
 }
 
+/*
+ * The target's errors are 6 (NP_EXIT_NODE): ENODEV, EACCES (the cpuset,
+ * not a permission) and, for --cpu, EINVAL; the rest are np_exit_of()'s.
+ */
 int np_report_error(const struct np_migrate_cmd *c, int err,
 			   unsigned long long addr)
 {
@@ -110,13 +114,13 @@ int np_report_error(const struct np_migrate_cmd *c, int err,
 	switch (err) {
 	case ESRCH:
 		fprintf(stderr, "numaplace migrate: no process %d\n", c->pid);
-		return NP_EXIT_NOPROC;
+		return np_exit_of(err);
 	case EPERM:
 		fprintf(stderr, "numaplace migrate: not allowed to move the pages of process %d%s\n",
 			c->pid, c->flags & NUMAPLACE_MIGRATE_MOVE_ALL ?
 			" (--move-all needs CAP_SYS_NICE)" :
 			" (needs the right to ptrace it)");
-		return NP_EXIT_PERM;
+		return np_exit_of(err);
 	case ENODEV:
 		if (c->policy == NUMAPLACE_POLICY_CPU) {
 			node = np_cpu_node(c->cpu);
@@ -166,11 +170,11 @@ int np_report_error(const struct np_migrate_cmd *c, int err,
 		fprintf(stderr, "numaplace migrate: the module cannot migrate %s on this kernel: %s\n",
 			c->engine ? "with this engine" : "these pages",
 			strerror(err));
-		return NP_EXIT_NODEV;
+		return np_exit_of(err);
 	}
 	fprintf(stderr, "numaplace migrate: at %llx: %s\n", addr,
 		strerror(err));
-	return NP_EXIT_FAIL;
+	return np_exit_of(err);
 }
 
 static void np_print_engines(unsigned int engines, int json)
@@ -338,19 +342,20 @@ int np_maps_error(const struct np_migrate_cmd *c, int err)
 	switch (err) {
 	case ESRCH:
 		fprintf(stderr, "numaplace migrate: no process %d\n", c->pid);
-		return NP_EXIT_NOPROC;
+		break;
 	case EACCES:
 	case EPERM:
 		fprintf(stderr, "numaplace migrate: not allowed to read /proc/%d/maps\n",
 			c->pid);
-		return NP_EXIT_PERM;
+		break;
 	case ENOMEM:
 		fprintf(stderr, "numaplace: out of memory\n");
-		return NP_EXIT_FAIL;
+		break;
 	case EIO:
-		return NP_EXIT_FAIL;	/* said where it happened */
+		break;	/* said where it happened */
+	default:
+		fprintf(stderr, "numaplace migrate: /proc/%d/maps: %s\n",
+			c->pid, strerror(err));
 	}
-	fprintf(stderr, "numaplace migrate: /proc/%d/maps: %s\n", c->pid,
-		strerror(err));
-	return NP_EXIT_FAIL;
+	return np_exit_of(err);
 }
