@@ -9,6 +9,7 @@
 #                        the package's tree has no selftests/)
 #   make modules-all     build it for every kernel in tools/vm/kernels.conf
 #   make tools           libnumaplace, the numaplace CLI, selftests
+#   make check-man       numaplace(1) against every command's --help
 #   make check           boot the NUMA VM on every "test" kernel and run the
 #                        selftests (after make modules-all)
 #   make check-debug     the same on a KASAN/lockdep/DEBUG_VM kernel built from
@@ -80,7 +81,7 @@ BENCH_SRC := $(wildcard tools/bench/*.c)
 BENCHES  := $(patsubst tools/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 MOD_SRC  := Kbuild $(wildcard module/*.c module/*.h uapi/linux/*.h)
 
-.PHONY: all module modules modules-all tools deps deb check checkpatch demo bench bench-stats bench-profile bench-watch clean \
+.PHONY: all module modules modules-all tools deps deb check check-man checkpatch demo bench bench-stats bench-profile bench-watch clean \
 	bench-preload install install-tools install-headers check-debug
 all: modules tools
 
@@ -222,8 +223,14 @@ checkpatch:
 
 # The README's test command: set-up included, so it works on a fresh machine.
 check: deps
-	$(MAKE) --no-print-directory modules-all tools deb
+	$(MAKE) --no-print-directory modules-all tools check-man deb
 	tools/vm/check --deb $(DEB_DIR) $(TEST_KERNELS)
+
+# numaplace(1) against each command's --help (on the host: --help needs no
+# module): every option in both, or make check fails before booting a VM.
+check-man: $(BUILD)/bin/numaplace
+	LD_LIBRARY_PATH=$(BUILD)/lib tools/numaplace/check-man.sh \
+		$(BUILD)/bin/numaplace Documentation/man/numaplace.1
 
 # Every kernel is benchmarked even when one fails, and in one guest boot
 # every benchmark runs even when one fails; the status says if any did.

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * numaplace config: show the engines' knobs (netlink CONFIG_GET) or change
- * them (CONFIG_SET, CAP_NET_ADMIN) without reloading the module.
+ * them (CONFIG_SET, CAP_SYS_ADMIN and CAP_NET_ADMIN) without reloading
+ * the module.
  *
- *   numaplace config                      engine=auto and batch_pages=N
+ *   numaplace config                      engine=auto, batch_pages=N, ...
  *   numaplace config KEY=VALUE ...        set them, all or none
+ *
+ * The keys are a table (np_config_keys): their parsers, printers, help
+ * and netlink attributes.
  *
  * The command line is checked before anything is sent (unknown key,
  * value of the wrong kind); the module judges the value itself (its
@@ -13,14 +17,13 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "nl.h"
-
-#define NP_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 /* enum numaplace_config_engine by value. */
 static const char *const np_engine_names[] = {
@@ -105,21 +108,36 @@ static const char *const np_config_attr_names[NUMAPLACE_A_CONFIG_MAX + 1] = {
 	[NUMAPLACE_A_CONFIG_DMA] = "dma",
 };
 
-static void np_config_usage(FILE *out)
-{
-	size_t i;
+/* Bytes of the help's KEY=VALUE lines, built from np_config_keys. */
+#define NP_CONFIG_HELP_SIZE	2048
 
-	fprintf(out, "usage: numaplace config [KEY=VALUE ...]\n\n"
-		"Without arguments, print the knobs as KEY=VALUE lines. With them,\n"
-		"set them (CAP_NET_ADMIN); the module takes every value or none.\n\n");
-	for (i = 0; i < NP_ARRAY_SIZE(np_config_keys); i++)
-		fprintf(out, "  %-12s %s\n%15s%s\n", np_config_keys[i].name,
-			np_config_keys[i].values, "", np_config_keys[i].help);
-	fprintf(out,
-		"\nexit status: %d ok, %d failed, %d usage, %d module not loaded,\n"
-		"%d permission denied, %d the module refused a value\n",
-		NP_EXIT_OK, NP_EXIT_FAIL, NP_EXIT_USAGE, NP_EXIT_NODEV,
-		NP_EXIT_PERM, NP_EXIT_REJECTED);
+static char np_config_operands[NP_CONFIG_HELP_SIZE];
+
+static struct np_cmd_desc np_config_desc = {
+	.name = "config",
+	.synopsis = "[KEY=VALUE ...]",
+	.about = "Without arguments, print the knobs as KEY=VALUE lines. With them,\n"
+		 "set them (CAP_SYS_ADMIN and CAP_NET_ADMIN); the module takes every\n"
+		 "value or none.",
+	.operands = np_config_operands,
+	.exits = NP_EXITS_BASE | NP_EXIT_BIT(NP_EXIT_PERM) |
+		 NP_EXIT_BIT(NP_EXIT_REJECTED),
+};
+
+/* The KEY=VALUE part of the help, from the keys' table. */
+static void np_config_help_init(void)
+{
+	size_t i, len = 0;
+
+	len += snprintf(np_config_operands, sizeof(np_config_operands),
+			"\nkeys:");
+	for (i = 0; i < NP_ARRAY_SIZE(np_config_keys) &&
+		    len < sizeof(np_config_operands); i++)
+		len += snprintf(np_config_operands + len,
+				sizeof(np_config_operands) - len,
+				"\n  %-12s %s\n%15s%s", np_config_keys[i].name,
+				np_config_keys[i].values, "",
+				np_config_keys[i].help);
 }
 
 struct np_config_vals {
@@ -149,23 +167,16 @@ static int np_config_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-static int np_config_exit(int err)
+/*
+ * The exit code: a value the module refused names its attribute in the
+ * extended ACK (the policy's bounds, an engine this host lacks); any
+ * other error is the shared mapping's.
+ */
+static int np_config_exit(const struct np_nl *nl, int err)
 {
-	switch (err) {
-	case 0:
-		return NP_EXIT_OK;
-	case -EPERM:
-	case -EACCES:
-		return NP_EXIT_PERM;
-	case -ENOENT:
-		return NP_EXIT_NODEV;
-	case -EINVAL:
-	case -ERANGE:
-	case -EOPNOTSUPP:
+	if (err && err != -EPERM && nl && nl->ext.attr >= 0)
 		return NP_EXIT_REJECTED;
-	default:
-		return NP_EXIT_FAIL;
-	}
+	return np_exit_of(err);
 }
 
 static int np_config_get(struct np_nl *nl)
@@ -178,7 +189,7 @@ static int np_config_get(struct np_nl *nl)
 	nlh = np_nl_msg(nl, nl->family, NUMAPLACE_NL_CMD_CONFIG_GET, 0);
 	ret = np_nl_send_recv(nl, nlh, np_config_cb, &v);
 	if (ret)
-		return np_config_exit(ret);
+		return np_config_exit(nl, ret);
 	for (i = 0; i < NP_ARRAY_SIZE(np_config_keys); i++) {
 		if (!v.have[i])
 			continue;	/* an older module */
@@ -194,29 +205,34 @@ int np_cmd_config(int argc, char **argv)
 	struct np_config_vals v = { 0 };
 	const struct np_config_key *k;
 	struct nlmsghdr *nlh;
+	struct np_getopt g;
 	struct np_nl nl;
 	const char *eq;
 	size_t i, len;
-	int a, ret;
+	int a, opt, ret;
 
-	/* Check the whole command line before anything is sent. */
-	for (a = 1; a < argc; a++) {
-		if (!strcmp(argv[a], "-h") || !strcmp(argv[a], "--help")) {
-			np_config_usage(stdout);
+	np_config_help_init();
+	np_getopt_init(&g, &np_config_desc, argc, argv);
+	while ((opt = np_getopt(&g)) != -1) {
+		switch (opt) {
+		case NP_OPT_HELP:
 			return NP_EXIT_OK;
+		case NP_OPT_ERROR:
+			return NP_EXIT_USAGE;
 		}
+	}
+	/* Check the whole command line before anything is sent. */
+	for (a = optind; a < argc; a++) {
 		eq = strchr(argv[a], '=');
 		len = eq ? (size_t)(eq - argv[a]) : strlen(argv[a]);
 		for (i = 0; i < NP_ARRAY_SIZE(np_config_keys); i++)
 			if (strlen(np_config_keys[i].name) == len &&
 			    !strncmp(argv[a], np_config_keys[i].name, len))
 				break;
-		if (i == NP_ARRAY_SIZE(np_config_keys)) {
-			fprintf(stderr, "numaplace config: unknown key '%.*s'\n",
-				(int)len, argv[a]);
-			np_config_usage(stderr);
-			return NP_EXIT_USAGE;
-		}
+		if (i == NP_ARRAY_SIZE(np_config_keys))
+			return np_usage_error(&np_config_desc,
+					      "unknown key '%.*s'", (int)len,
+					      argv[a]);
 		k = &np_config_keys[i];
 		if (!eq || k->parse(eq + 1, &v.val[i])) {
 			fprintf(stderr, "numaplace config: %s takes %s\n",
@@ -233,8 +249,8 @@ int np_cmd_config(int argc, char **argv)
 
 	ret = np_nl_open(&nl, "numaplace config", 0);
 	if (ret)
-		return np_config_exit(ret);
-	if (argc < 2) {
+		return np_config_exit(NULL, ret);
+	if (optind == argc) {
 		ret = np_config_get(&nl);
 		np_nl_close(&nl);
 		return ret;
@@ -248,10 +264,11 @@ int np_cmd_config(int argc, char **argv)
 	nl.quiet = 1;
 	ret = np_nl_send_recv(&nl, nlh, NULL, NULL);
 	if (ret == -EPERM)
-		fprintf(stderr, "numaplace config: %s: changing the knobs needs CAP_NET_ADMIN\n",
+		fprintf(stderr, "numaplace config: %s: changing the knobs needs CAP_SYS_ADMIN and CAP_NET_ADMIN\n",
 			strerror(-ret));
 	else if (ret)
 		np_nl_perror(&nl, ret);
+	ret = np_config_exit(&nl, ret);
 	np_nl_close(&nl);
-	return np_config_exit(ret);
+	return ret;
 }

@@ -2,11 +2,28 @@
 /*
  * numaplace info: the handshake, human-readable or JSON.
  */
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
 #include "numaplace.h"
+
+enum { NP_OPT_JSON = 256 };
+
+static const struct np_opt np_info_opts[] = {
+	{ "json", 0, no_argument, NP_OPT_JSON, NULL, "print JSON instead of text" },
+};
+
+static const struct np_cmd_desc np_info_desc = {
+	.name = "info",
+	.synopsis = "[--json]",
+	.about = "Print the module's ABI version, its ioctls, the nodes online and\n"
+		 "with memory, and the features this kernel allows.",
+	.opts = np_info_opts,
+	.nr_opts = NP_ARRAY_SIZE(np_info_opts),
+	.exits = NP_EXITS_BASE,
+};
 
 static const struct {
 	unsigned long long bit;
@@ -41,8 +58,7 @@ static void np_print_features(__u64 features, int json)
 	size_t i;
 
 	printf(json ? "  \"features\": [" : "%-14s", "features");
-	for (i = 0; i < sizeof(np_feature_names) / sizeof(np_feature_names[0]);
-	     i++) {
+	for (i = 0; i < NP_ARRAY_SIZE(np_feature_names); i++) {
 		if (!(features & np_feature_names[i].bit))
 			continue;
 		printf(json ? "%s\"%s\"" : "%s%s", sep, np_feature_names[i].name);
@@ -56,15 +72,27 @@ static void np_print_features(__u64 features, int json)
 int np_cmd_info(int argc, char **argv)
 {
 	struct numaplace_info info;
-	int json = argc > 1 && !strcmp(argv[1], "--json");
-	int ret;
+	struct np_getopt g;
+	int json = 0, opt, ret;
 
-	ret = numaplace_info(&info);
-	if (ret) {
-		fprintf(stderr, "numaplace: %s: %s\n", NUMAPLACE_DEVICE,
-			strerror(-ret));
-		return NP_EXIT_NODEV;
+	np_getopt_init(&g, &np_info_desc, argc, argv);
+	while ((opt = np_getopt(&g)) != -1) {
+		switch (opt) {
+		case NP_OPT_HELP:
+			return NP_EXIT_OK;
+		case NP_OPT_ERROR:
+			return NP_EXIT_USAGE;
+		case NP_OPT_JSON:
+			json = 1;
+			break;
+		}
 	}
+	if (optind < argc)
+		return np_usage_error(&np_info_desc, "unknown argument '%s'",
+				      argv[optind]);
+	ret = np_handshake("numaplace", &info, 0, 0, NULL);
+	if (ret)
+		return ret;
 	if (json)
 		printf("{\n  \"abi_version\": %u,\n  \"nr_node_ids\": %u,\n"
 		       "  \"page_size\": %u,\n  \"ioctls\": %llu,\n",

@@ -22,13 +22,13 @@ static const struct np_cmd np_cmds[] = {
 	  "print a line each time the kernel moves a range's pages" },
 };
 
-static void np_usage(FILE *out)
+static void np_main_usage(FILE *out)
 {
 	size_t i;
 
 	fprintf(out, "usage: numaplace COMMAND [ARGS]\n"
 		     "       numaplace --version\n\ncommands:\n");
-	for (i = 0; i < sizeof(np_cmds) / sizeof(np_cmds[0]); i++)
+	for (i = 0; i < NP_ARRAY_SIZE(np_cmds); i++)
 		fprintf(out, "  %-10s %s\n", np_cmds[i].name, np_cmds[i].help);
 }
 
@@ -37,21 +37,21 @@ int main(int argc, char **argv)
 	size_t i;
 
 	if (argc < 2) {
-		np_usage(stderr);
+		np_main_usage(stderr);
 		return NP_EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		np_usage(stdout);
+		np_main_usage(stdout);
 		return NP_EXIT_OK;
 	}
 	if (!strcmp(argv[1], "--version")) {
 		printf("numaplace %s\n", NP_VERSION);
 		return NP_EXIT_OK;
 	}
-	for (i = 0; i < sizeof(np_cmds) / sizeof(np_cmds[0]); i++)
+	for (i = 0; i < NP_ARRAY_SIZE(np_cmds); i++)
 		if (!strcmp(argv[1], np_cmds[i].name))
 			return np_cmds[i].fn(argc - 1, argv + 1);
 	fprintf(stderr, "numaplace: unknown command '%s'\n", argv[1]);
-	np_usage(stderr);
+	np_main_usage(stderr);
 	return NP_EXIT_USAGE;
 }

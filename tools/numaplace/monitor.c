@@ -13,6 +13,7 @@
  * it is loaded again the monitor joins the new family's group by itself.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,8 +24,6 @@
 
 #include "cli.h"
 #include "nl.h"
-
-#define NP_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 /* By bit number of NUMAPLACE_ENGINE_*. */
 static const char *const np_engine_names[] = { "kernel", "vma", "batch" };
@@ -41,22 +40,24 @@ struct np_event {
 	__u64 pages, bytes, duration_ns, failed;
 };
 
-static void np_monitor_usage(FILE *out)
-{
-	fprintf(out,
-		"usage: numaplace monitor [--json]\n"
-		"\n"
-		"Print a line per completed migration call (any process's) until\n"
-		"interrupted: time, pid, pages and MiB moved, the call's duration,\n"
-		"its throughput, the engines that moved pages, pages that did not\n"
-		"move and the call's error; and a line per placement-watch record\n"
-		"of any watch (as `numaplace watch` prints it).\n"
-		"\n"
-		"  --json   one JSON object per line\n"
-		"\n"
-		"exit status: %d ok (interrupted), %d failed, %d usage, %d module not loaded\n",
-		NP_EXIT_OK, NP_EXIT_FAIL, NP_EXIT_USAGE, NP_EXIT_NODEV);
-}
+enum { NP_OPT_JSON = 256 };
+
+static const struct np_opt np_monitor_opts[] = {
+	{ "json", 0, no_argument, NP_OPT_JSON, NULL, "one JSON object per line" },
+};
+
+static const struct np_cmd_desc np_monitor_desc = {
+	.name = "monitor",
+	.synopsis = "[--json]",
+	.about = "Print a line per completed migration call (any process's) until\n"
+		 "interrupted: time, pid, pages and MiB moved, the call's duration,\n"
+		 "its throughput, the engines that moved pages, pages that did not\n"
+		 "move and the call's error; and a line per placement-watch record\n"
+		 "of any watch (as `numaplace watch` prints it).",
+	.opts = np_monitor_opts,
+	.nr_opts = NP_ARRAY_SIZE(np_monitor_opts),
+	.exits = NP_EXITS_BASE | NP_EXIT_BIT(NP_EXIT_PERM),
+};
 
 static int np_event_attr_cb(const struct nlattr *attr, void *data)
 {
@@ -250,25 +251,28 @@ static int np_monitor_cb(const struct nlmsghdr *nlh, void *data)
 int np_cmd_monitor(int argc, char **argv)
 {
 	struct np_monitor mon = { 0 };
+	struct np_getopt g;
 	uint16_t ctrl_id;
-	int a, ret;
+	int opt, ret;
 
-	for (a = 1; a < argc; a++) {
-		if (!strcmp(argv[a], "--json")) {
-			mon.json = 1;
-		} else if (!strcmp(argv[a], "-h") || !strcmp(argv[a], "--help")) {
-			np_monitor_usage(stdout);
+	np_getopt_init(&g, &np_monitor_desc, argc, argv);
+	while ((opt = np_getopt(&g)) != -1) {
+		switch (opt) {
+		case NP_OPT_HELP:
 			return NP_EXIT_OK;
-		} else {
-			fprintf(stderr, "numaplace monitor: unknown argument '%s'\n",
-				argv[a]);
-			np_monitor_usage(stderr);
+		case NP_OPT_ERROR:
 			return NP_EXIT_USAGE;
+		case NP_OPT_JSON:
+			mon.json = 1;
+			break;
 		}
 	}
+	if (optind < argc)
+		return np_usage_error(&np_monitor_desc, "unknown argument '%s'",
+				      argv[optind]);
 	ret = np_nl_open(&mon.nl, "numaplace monitor", 0);
 	if (ret)
-		return ret == -ENOENT ? NP_EXIT_NODEV : NP_EXIT_FAIL;
+		return np_exit_of(ret);
 	if (!mon.nl.events_grp) {
 		fprintf(stderr, "numaplace monitor: the module has no \"%s\" group\n",
 			NUMAPLACE_MCGRP_EVENTS);
@@ -286,7 +290,8 @@ int np_cmd_monitor(int argc, char **argv)
 		fprintf(stderr, "numaplace monitor: joining the events group: %s\n",
 			strerror(-ret));
 		np_nl_close(&mon.nl);
-		return NP_EXIT_FAIL;
+		/* EPERM: the kernel wants CAP_NET_ADMIN to join (v6.7+). */
+		return np_exit_of(ret);
 	}
 
 	/* No SA_RESTART: the signal ends the receive at once. */

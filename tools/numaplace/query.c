@@ -17,7 +17,9 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "nl.h"
 #include "numaplace.h"
+#include "output.h"
 
 /* Runs fetched per ioctl: 24 KiB of buffer; longer lists are resumed. */
 #define NP_RUNS_BATCH	1024
@@ -43,6 +45,7 @@ struct np_query_cmd {
 	size_t nr_rows, cap_rows;
 	__u64 *total;			/* nr_nodes entries */
 	__u64 total_unplaced;
+	unsigned long long cursor;	/* where the rows so far end */
 };
 
 static const struct {
@@ -65,60 +68,28 @@ static const struct {
 	{ NUMAPLACE_KIND_OTHER, "other" },
 };
 
-/* The errnos a run's node can hold (move_pages' status[] values). */
-static const struct {
-	int err;
-	const char *name;
-} np_errno_names[] = {
-	{ ENOENT, "ENOENT" }, { EFAULT, "EFAULT" }, { EACCES, "EACCES" },
-	{ EBUSY, "EBUSY" },   { ENOMEM, "ENOMEM" }, { ENODEV, "ENODEV" },
-	{ EPERM, "EPERM" },   { EINVAL, "EINVAL" }, { EIO, "EIO" },
+enum { NP_OPT_ALL = 256, NP_OPT_JSON, NP_OPT_RUNS };
+
+static const struct np_opt np_query_opts[] = {
+	{ "pid", 'p', required_argument, 'p', "PID",
+	  "the process to look at (default: numaplace itself)" },
+	{ "all", 0, no_argument, NP_OPT_ALL, NULL,
+	  "every VMA of the process (the default)" },
+	{ "json", 0, no_argument, NP_OPT_JSON, NULL,
+	  "print JSON instead of a table" },
+	{ "runs", 0, no_argument, NP_OPT_RUNS, NULL,
+	  "also list the runs: start, pages, node, kind" },
 };
 
-#define NP_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
-
-static void np_query_usage(FILE *out)
-{
-	fprintf(out,
-		"usage: numaplace query [-p PID] [RANGE | --all] [--json] [--runs]\n"
-		"\n"
-		"  -p, --pid PID  the process to look at (default: numaplace itself)\n"
-		"  RANGE          START-END or START+LEN, in hex as /proc/PID/maps\n"
-		"  --all          every VMA of the process (the default)\n"
-		"  --json         print JSON instead of a table\n"
-		"  --runs         also list the runs: start, pages, node, kind\n"
-		"\n"
-		"exit status: %d ok, %d failed, %d usage, %d no device or no query\n"
-		"support, %d permission denied, %d no such process\n",
-		NP_EXIT_OK, NP_EXIT_FAIL, NP_EXIT_USAGE, NP_EXIT_NODEV,
-		NP_EXIT_PERM, NP_EXIT_NOPROC);
-}
-
-/* The exit status for a failed ioctl or /proc read. */
-static int np_exit_of(int err)
-{
-	switch (err) {
-	case ESRCH:
-		return NP_EXIT_NOPROC;
-	case EPERM:
-	case EACCES:
-		return NP_EXIT_PERM;
-	case ENOTTY:
-	case EOPNOTSUPP:
-		return NP_EXIT_NODEV;
-	}
-	return NP_EXIT_FAIL;
-}
-
-static const char *np_errno_name(int err)
-{
-	size_t i;
-
-	for (i = 0; i < NP_ARRAY_SIZE(np_errno_names); i++)
-		if (np_errno_names[i].err == err)
-			return np_errno_names[i].name;
-	return NULL;
-}
+static const struct np_cmd_desc np_query_desc = {
+	.name = "query",
+	.synopsis = "[-p PID] [RANGE | --all] [--json] [--runs]",
+	.opts = np_query_opts,
+	.nr_opts = NP_ARRAY_SIZE(np_query_opts),
+	.operands = "  RANGE                 START-END or START+LEN, in hex as /proc/PID/maps",
+	.exits = NP_EXITS_BASE | NP_EXIT_BIT(NP_EXIT_PERM) |
+		 NP_EXIT_BIT(NP_EXIT_NOPROC),
+};
 
 /* START-END or START+LEN (util.c). */
 static int np_parse_cmd_range(struct np_query_cmd *c, const char *s)
@@ -163,13 +134,13 @@ static int np_add_row(struct np_query_cmd *c, unsigned long long start,
 
 /*
  * Add the row of one VMA from /proc/PID/maps; with a range, only its part
- * in the range, and the hole before it as a "[no vma]" row. *@cursor is
- * where the rows so far end.
+ * in the range, and the hole before it as a "[no vma]" row.
  */
-static int np_add_vma(struct np_query_cmd *c, unsigned long long start,
+static int np_add_vma(void *data, unsigned long long start,
 		      unsigned long long end, const char *perms,
-		      const char *name, unsigned long long *cursor)
+		      const char *name)
 {
+	struct np_query_cmd *c = data;
 	int ret;
 
 	if (c->has_range) {
@@ -179,60 +150,35 @@ static int np_add_vma(struct np_query_cmd *c, unsigned long long start,
 			start = c->start;
 		if (end > c->end)
 			end = c->end;
-		if (start > *cursor) {
-			ret = np_add_row(c, *cursor, start, "----", "[no vma]");
+		if (start > c->cursor) {
+			ret = np_add_row(c, c->cursor, start, "----", "[no vma]");
 			if (ret)
 				return ret;
 		}
 	}
-	*cursor = end;
+	c->cursor = end;
 	return np_add_row(c, start, end, perms, name);
 }
 
-static int np_read_maps(struct np_query_cmd *c)
+/* The rows of the range (or every VMA), and the range's end past them. */
+static int np_query_maps(struct np_query_cmd *c)
 {
-	unsigned long long start, end, cursor = c->start;
-	char path[64], perms[8], *line = NULL, *name;
-	size_t line_cap = 0;
-	int ret = 0, n;
-	FILE *f;
+	char path[64];
+	int ret;
 
-	if (c->pid)
-		snprintf(path, sizeof(path), "/proc/%d/maps", c->pid);
-	else
-		snprintf(path, sizeof(path), "/proc/self/maps");
-	f = fopen(path, "re");
-	if (!f) {
-		ret = -errno;
-		/* The process is gone or never was: say so, as the ioctl. */
-		if (ret == -ENOENT)
-			ret = -ESRCH;
-		fprintf(stderr, "numaplace: %s: %s\n", path, strerror(-ret));
-		return ret;
-	}
-	while (!ret && getline(&line, &line_cap, f) > 0) {
-		line[strcspn(line, "\n")] = 0;
-		n = 0;
-		if (sscanf(line, "%llx-%llx %7s %*x %*x:%*x %*u %n", &start,
-			   &end, perms, &n) < 3 || !n) {
-			fprintf(stderr, "numaplace: %s: cannot parse '%s'\n",
-				path, line);
-			ret = -EIO;
-			break;
-		}
-		name = line + n;
-		ret = np_add_vma(c, start, end, perms, name, &cursor);
-	}
-	if (!ret && ferror(f)) {
-		ret = -errno;
-		fprintf(stderr, "numaplace: %s: %s\n", path, strerror(-ret));
-	}
-	if (!ret && c->has_range && cursor < c->end)
-		ret = np_add_row(c, cursor, c->end, "----", "[no vma]");
-	if (ret == -ENOMEM)
+	c->cursor = c->start;
+	ret = np_read_maps("numaplace", c->pid, np_add_vma, c);
+	if (!ret && c->has_range && c->cursor < c->end)
+		ret = np_add_row(c, c->cursor, c->end, "----", "[no vma]");
+	if (ret == -ENOMEM) {
 		fprintf(stderr, "numaplace: out of memory\n");
-	free(line);
-	fclose(f);
+	} else if (ret && ret != -EIO) {
+		if (c->pid)
+			snprintf(path, sizeof(path), "/proc/%d/maps", c->pid);
+		else
+			snprintf(path, sizeof(path), "/proc/self/maps");
+		fprintf(stderr, "numaplace: %s: %s\n", path, strerror(-ret));
+	}
 	return ret;
 }
 
@@ -265,22 +211,6 @@ static int np_query_rows(struct np_query_cmd *c)
 		c->total_unplaced += row->unplaced;
 	}
 	return 0;
-}
-
-static void np_json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char ch = *s;
-
-		if (ch == '"' || ch == '\\')
-			printf("\\%c", ch);
-		else if (ch < 0x20)
-			printf("\\u%04x", ch);
-		else
-			putchar(ch);
-	}
-	putchar('"');
 }
 
 static void np_print_kind(unsigned int kind, int json)
@@ -400,9 +330,9 @@ static int np_print_json(const struct np_query_cmd *c,
 
 		printf("%s\n    { \"start\": \"%#llx\", \"end\": \"%#llx\", \"perms\": ",
 		       i ? "," : "", row->start, row->end);
-		np_json_str(row->perms);
+		np_json_str(stdout, row->perms);
 		printf(", \"name\": ");
-		np_json_str(row->name);
+		np_json_str(stdout, row->name);
 		printf(",\n      \"pages\": ");
 		np_json_node_pages(c, row->node_pages);
 		printf(", \"unplaced\": %llu",
@@ -530,24 +460,10 @@ static int np_query_open(struct np_query_cmd *c)
 	unsigned int n;
 	int ret;
 
-	ret = numaplace_info(&c->info);
-	if (ret) {
-		fprintf(stderr, "numaplace: %s: %s\n", NUMAPLACE_DEVICE,
-			strerror(-ret));
-		return NP_EXIT_NODEV;
-	}
-	if (!numaplace_supports(&c->info, 1ULL << NUMAPLACE_CMD_QUERY,
-				NUMAPLACE_FEAT_QUERY)) {
-		fprintf(stderr, "numaplace: the module (ABI %u) cannot query pages on this kernel\n",
-			c->info.abi_version);
-		return NP_EXIT_NODEV;
-	}
-	if (!c->info.page_size ||
-	    (c->info.page_size & (c->info.page_size - 1))) {
-		fprintf(stderr, "numaplace: bad page size %u from the module\n",
-			c->info.page_size);
-		return NP_EXIT_NODEV;
-	}
+	ret = np_handshake("numaplace", &c->info, 1ULL << NUMAPLACE_CMD_QUERY,
+			   NUMAPLACE_FEAT_QUERY, "query pages");
+	if (ret)
+		return ret;
 	c->nr_nodes = c->info.nr_node_ids ? c->info.nr_node_ids : 1;
 	if (c->nr_nodes > NUMAPLACE_MAX_NODES)
 		c->nr_nodes = NUMAPLACE_MAX_NODES;
@@ -564,60 +480,38 @@ static int np_query_open(struct np_query_cmd *c)
 
 static int np_query_args(struct np_query_cmd *c, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "runs", no_argument, NULL, 'r' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	char *end;
-	long pid;
+	const struct np_cmd_desc *d = &np_query_desc;
+	struct np_getopt g;
 	int opt;
 
-	opterr = 0;	/* our messages name the command */
-	while ((opt = getopt_long(argc, argv, "p:h", opts, NULL)) != -1) {
+	np_getopt_init(&g, d, argc, argv);
+	while ((opt = np_getopt(&g)) != -1) {
 		switch (opt) {
+		case NP_OPT_HELP:
+			return -1;
+		case NP_OPT_ERROR:
+			return NP_EXIT_USAGE;
 		case 'p':
-			errno = 0;
-			pid = strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg || pid <= 0 ||
-			    pid > 0x7fffffff) {
+			if (np_parse_pid(optarg, &c->pid)) {
 				fprintf(stderr,
 					"numaplace query: bad pid '%s'\n",
 					optarg);
 				return NP_EXIT_USAGE;
 			}
-			c->pid = pid;
 			break;
-		case 'a':
+		case NP_OPT_ALL:
 			c->all = 1;
 			break;
-		case 'j':
+		case NP_OPT_JSON:
 			c->json = 1;
 			break;
-		case 'r':
+		case NP_OPT_RUNS:
 			c->runs = 1;
 			break;
-		case 'h':
-			np_query_usage(stdout);
-			return -1;
-		default:
-			if (optopt == 'p')
-				fprintf(stderr, "numaplace query: -p needs a PID\n");
-			else
-				fprintf(stderr, "numaplace query: unknown option '%s'\n",
-					argv[optind - 1]);
-			np_query_usage(stderr);
-			return NP_EXIT_USAGE;
 		}
 	}
-	if (optind < argc - 1 || (optind < argc && c->all)) {
-		fprintf(stderr, "numaplace query: give one RANGE or --all\n");
-		np_query_usage(stderr);
-		return NP_EXIT_USAGE;
-	}
+	if (optind < argc - 1 || (optind < argc && c->all))
+		return np_usage_error(d, "give one RANGE or --all");
 	if (optind < argc && np_parse_cmd_range(c, argv[optind])) {
 		fprintf(stderr, "numaplace query: bad range '%s': want START-END or START+LEN in hex\n",
 			argv[optind]);
@@ -651,7 +545,7 @@ int np_cmd_query(int argc, char **argv)
 	ret = np_query_open(&c);
 	if (ret)
 		goto out;
-	ret = np_read_maps(&c);
+	ret = np_query_maps(&c);
 	if (!ret)
 		ret = np_query_rows(&c);
 	if (!ret && c.runs) {
@@ -664,7 +558,7 @@ int np_cmd_query(int argc, char **argv)
 	if (!ret)
 		ret = c.json ? np_print_json(&c, buf) : np_print_text(&c, buf);
 	fflush(stdout);
-	ret = ret ? np_exit_of(-ret) : NP_EXIT_OK;
+	ret = np_exit_of(ret);
 out:
 	free(buf);
 	np_query_free(&c);

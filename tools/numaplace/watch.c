@@ -42,30 +42,34 @@ struct np_watch_cmd {
 	long count;		/* records to print, 0: no limit */
 };
 
-static void np_watch_usage(FILE *out)
-{
-	fprintf(out,
-		"usage: numaplace watch [-p PID] START-END|START+LEN [--json] [--count N]\n"
-		"\n"
-		"Print the range's pages per node now, then a line each time the\n"
-		"kernel changes them (migration by anyone, NUMA balancing,\n"
-		"compaction, swap, unmap): time, pid, the record's number, reason,\n"
-		"changed sub-range and pages, and per node the pages before -> after.\n"
-		"Ends when the range or the process is gone, or on SIGINT/SIGTERM.\n"
-		"\n"
-		"  -p PID      the process (default: this one, which is of little use)\n"
-		"  --json      one JSON object per line\n"
-		"  --count N   stop after N records\n"
-		"\n"
-		"exit status: %d ok, %d failed, %d usage, %d module missing or without\n"
-		"watches, %d permission denied, %d no such process\n",
-		NP_EXIT_OK, NP_EXIT_FAIL, NP_EXIT_USAGE, NP_EXIT_NODEV,
-		NP_EXIT_PERM, NP_EXIT_NOPROC);
-}
+enum { NP_OPT_JSON = 256, NP_OPT_COUNT };
+
+static const struct np_opt np_watch_opts[] = {
+	{ "pid", 'p', required_argument, 'p', "PID",
+	  "the process (default: this one, which is of little use)" },
+	{ "json", 0, no_argument, NP_OPT_JSON, NULL, "one JSON object per line" },
+	{ "count", 0, required_argument, NP_OPT_COUNT, "N",
+	  "stop after N records" },
+};
+
+static const struct np_cmd_desc np_watch_desc = {
+	.name = "watch",
+	.synopsis = "[-p PID] START-END|START+LEN [--json] [--count N]",
+	.about = "Print the range's pages per node now, then a line each time the\n"
+		 "kernel changes them (migration by anyone, NUMA balancing,\n"
+		 "compaction, swap, unmap): time, pid, the record's number, reason,\n"
+		 "changed sub-range and pages, and per node the pages before -> after.\n"
+		 "Ends when the range or the process is gone, or on SIGINT/SIGTERM.",
+	.opts = np_watch_opts,
+	.nr_opts = NP_ARRAY_SIZE(np_watch_opts),
+	.operands = "  START-END|START+LEN   the range, in hex as /proc/PID/maps",
+	.exits = NP_EXITS_BASE | NP_EXIT_BIT(NP_EXIT_PERM) |
+		 NP_EXIT_BIT(NP_EXIT_NOPROC),
+};
 
 static const char *np_watch_reason(unsigned int reason)
 {
-	if (reason < sizeof(np_watch_reasons) / sizeof(np_watch_reasons[0]) &&
+	if (reason < NP_ARRAY_SIZE(np_watch_reasons) &&
 	    np_watch_reasons[reason])
 		return np_watch_reasons[reason];
 	return "unknown";
@@ -251,71 +255,49 @@ void np_watch_print_nl(const struct nlmsghdr *nlh, int json)
 
 static int np_watch_args(struct np_watch_cmd *c, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "count", required_argument, NULL, 'c' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	const struct np_cmd_desc *d = &np_watch_desc;
+	struct np_getopt g;
+	unsigned long count;
 	char *end;
-	int opt;
+	int opt, pid;
 
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "p:h", opts, NULL)) != -1) {
+	np_getopt_init(&g, d, argc, argv);
+	while ((opt = np_getopt(&g)) != -1) {
 		switch (opt) {
+		case NP_OPT_HELP:
+			return -1;
+		case NP_OPT_ERROR:
+			return NP_EXIT_USAGE;
 		case 'p':
-		case 'c':
-			errno = 0;
-			*(opt == 'p' ? &c->pid : &c->count) = strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg ||
-			    (opt == 'p' ? c->pid : c->count) <= 0 ||
-			    c->pid > 0x7fffffff) {
-				fprintf(stderr, "numaplace watch: bad %s '%s'\n",
-					opt == 'p' ? "pid" : "count", optarg);
+			if (np_parse_pid(optarg, &pid)) {
+				fprintf(stderr, "numaplace watch: bad pid '%s'\n",
+					optarg);
 				return NP_EXIT_USAGE;
 			}
+			c->pid = pid;
 			break;
-		case 'j':
+		case NP_OPT_COUNT:
+			if (np_parse_uint(optarg, &end, 0x7fffffffUL, &count) ||
+			    *end || !count) {
+				fprintf(stderr, "numaplace watch: bad count '%s'\n",
+					optarg);
+				return NP_EXIT_USAGE;
+			}
+			c->count = count;
+			break;
+		case NP_OPT_JSON:
 			c->json = 1;
 			break;
-		case 'h':
-			np_watch_usage(stdout);
-			return -1;
-		default:
-			fprintf(stderr, "numaplace watch: bad option '%s'\n",
-				argv[optind - 1]);
-			np_watch_usage(stderr);
-			return NP_EXIT_USAGE;
 		}
 	}
-	if (optind != argc - 1) {
-		fprintf(stderr, "numaplace watch: give one RANGE\n");
-		np_watch_usage(stderr);
-		return NP_EXIT_USAGE;
-	}
+	if (optind != argc - 1)
+		return np_usage_error(d, "give one RANGE");
 	if (np_parse_range(argv[optind], &c->start, &c->end)) {
 		fprintf(stderr, "numaplace watch: bad range '%s': want START-END or START+LEN in hex\n",
 			argv[optind]);
 		return NP_EXIT_USAGE;
 	}
 	return NP_EXIT_OK;
-}
-
-static int np_watch_exit_of(int err)
-{
-	switch (err) {
-	case ESRCH:
-		return NP_EXIT_NOPROC;
-	case EPERM:
-	case EACCES:
-		return NP_EXIT_PERM;
-	case ENOENT:
-	case ENOTTY:
-	case EOPNOTSUPP:
-		return NP_EXIT_NODEV;
-	}
-	return NP_EXIT_FAIL;
 }
 
 /* The range's totals as the watch starts: a record with nothing changed. */
@@ -388,12 +370,9 @@ int np_cmd_watch(int argc, char **argv)
 	ret = np_watch_args(&c, argc, argv);
 	if (ret)
 		return ret < 0 ? NP_EXIT_OK : ret;
-	ret = numaplace_info(&info);
-	if (ret) {
-		fprintf(stderr, "numaplace watch: %s: %s\n", NUMAPLACE_DEVICE,
-			strerror(-ret));
-		return NP_EXIT_NODEV;
-	}
+	ret = np_handshake("numaplace watch", &info, 0, 0, NULL);
+	if (ret)
+		return ret;
 	if (!(info.features & NUMAPLACE_FEAT_WATCH)) {
 		fprintf(stderr, "numaplace watch: the module has no watches here\n");
 		return NP_EXIT_NODEV;
@@ -403,7 +382,7 @@ int np_cmd_watch(int argc, char **argv)
 				  totals, NUMAPLACE_WATCH_NODES);
 	if (fd < 0) {
 		fprintf(stderr, "numaplace watch: %s\n", strerror(-fd));
-		return np_watch_exit_of(-fd);
+		return np_exit_of(fd);
 	}
 	if (!c.pid)
 		c.pid = getpid();

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * numaplace migrate: the command's state (migrate.c parses, reads the
+ * maps and runs the chunks; migrate_print.c reports: progress, errors,
+ * the summary).
+ */
+#ifndef NP_MIGRATE_H
+#define NP_MIGRATE_H
+
+#include "cli.h"
+#include "numaplace.h"
+
+/* A piece of address space to migrate, or one skipped, with its name. */
+struct np_piece {
+	unsigned long long start, end;	/* [start, end), page aligned */
+	char *name;
+};
+
+struct np_pieces {
+	struct np_piece *v;
+	size_t nr, cap;
+};
+
+struct np_migrate_cmd {
+	int pid;
+	unsigned int policy;		/* NUMAPLACE_POLICY_* */
+	int node;			/* --to */
+	unsigned int cpu;		/* --cpu */
+	__u64 node_set[NUMAPLACE_NODE_WORDS];	/* --interleave */
+	const char *target_arg;		/* the target as given */
+	unsigned int flags;		/* NUMAPLACE_MIGRATE_* */
+	const char *engine;		/* --engine, or NULL */
+	int all, json, has_range;
+	unsigned long long start, end;	/* the range, when has_range */
+	unsigned long long cursor;	/* where the VMAs read so far end */
+	struct numaplace_info info;
+	struct np_pieces todo;		/* what goes to the module */
+	struct np_pieces skipped;	/* special mappings left alone */
+	unsigned long long nr_novma_pages;	/* range pages in no VMA */
+	unsigned long long total_bytes, done_bytes;	/* of todo */
+	struct numaplace_migrate sum;	/* counters over every chunk */
+	double t0, elapsed;		/* seconds */
+	int progress;			/* stderr is a terminal */
+	double last_draw;
+};
+
+struct np_engine {
+	unsigned int flag;		/* NUMAPLACE_MIGRATE_ENGINE_* */
+	unsigned long long feature;	/* NUMAPLACE_FEAT_MIGRATE_* */
+	unsigned int bit;		/* NUMAPLACE_ENGINE_*, in .engines */
+	const char *name;
+};
+
+/* The engines --engine names, by their bit's order. */
+#define NP_NR_ENGINES		3
+extern const struct np_engine np_engines[NP_NR_ENGINES];
+
+/* Redraw the progress bar (if due); @final clears it for the summary. */
+void np_progress_draw(struct np_migrate_cmd *c, int final);
+/* Say why a chunk failed at @addr, in the words of what was asked; the exit code. */
+int np_report_error(const struct np_migrate_cmd *c, int err,
+		    unsigned long long addr);
+/* /proc/PID/maps could not be read (-@err): say so; the exit code. */
+int np_maps_error(const struct np_migrate_cmd *c, int err);
+/* Pages that did not move although they could have, one day. */
+int np_partial(const struct numaplace_migrate *s);
+/* The summary; @status: the exit code so far. */
+void np_migrate_print_json(const struct np_migrate_cmd *c, int status);
+void np_migrate_print_text(const struct np_migrate_cmd *c);
+
+#endif /* NP_MIGRATE_H */
