@@ -176,7 +176,7 @@ static int np_run(int preload, int stats, uint64_t *ns, unsigned long on[2],
 	char *argv[5];
 	char **env;
 	pid_t target, pid;
-	ssize_t len;
+	ssize_t len = 0;
 	uint64_t t0;
 
 	snprintf(ld, sizeof(ld), "LD_PRELOAD=%s", np_shim);
@@ -208,8 +208,19 @@ static int np_run(int preload, int stats, uint64_t *ns, unsigned long on[2],
 		_exit(127);
 	}
 	close(epipe[1]);
-	len = read(epipe[0], err, errlen - 1);
-	err[len > 0 ? len : 0] = 0;
+	/* The shim's statistics line comes in several writes: read to EOF. */
+	for (size_t got = 0; got < errlen - 1; got += len) {
+		len = read(epipe[0], err + got, errlen - 1 - got);
+		if (len < 0 && errno == EINTR) {
+			len = 0;
+			continue;
+		}
+		if (len <= 0) {
+			err[got] = 0;
+			break;
+		}
+		err[got + len] = 0;
+	}
 	close(epipe[0]);
 	if (waitpid(pid, &status, 0) != pid)
 		goto out;
@@ -261,7 +272,7 @@ int main(int argc, char **argv)
 	struct numaplace_info info;
 	uint64_t ns, hash, hash0;
 	struct utsname uts;
-	int opt, bad = 0;
+	int opt, bad = 0, mismatch = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	while ((opt = getopt(argc, argv, "r:s:Hm:l:")) != -1) {
@@ -339,7 +350,7 @@ int main(int argc, char **argv)
 				printf("MISMATCH: %s: %lu on %d, %lu on %d (hash %#" PRIx64 "), first run %lu, %lu (%#" PRIx64 ")\n",
 				       s->name, on[0], np_node_a, on[1],
 				       np_node_b, hash, on0[0], on0[1], hash0);
-				bad = 1;
+				mismatch = 1;
 			}
 		}
 	}
@@ -356,7 +367,7 @@ int main(int argc, char **argv)
 	       side[1].best_ns ? (double)side[0].best_ns / side[1].best_ns :
 	       0.0);
 	printf("placement identical in all %lu runs: %s (%lu pages on %d, %lu on %d, hash %#" PRIx64 ")\n",
-	       side[0].runs + side[1].runs + 1, bad ? "NO" : "yes", on0[0],
-	       np_node_a, on0[1], np_node_b, hash0);
-	return bad;
+	       side[0].runs + side[1].runs + 1, mismatch ? "NO" : "yes",
+	       on0[0], np_node_a, on0[1], np_node_b, hash0);
+	return bad || mismatch;
 }
