@@ -17,6 +17,7 @@
 #   make demo            deps + build + show numaplace at work in the NUMA VM
 #   make bench           the benchmarks, in the VM
 #   make bench-preload   only the LD_PRELOAD shim on an unmodified program, in the VM
+#   make bench-migratepages  numactl's migratepages with and without the shim, in the VM
 #   make install         numaplace.ko into /lib/modules/$(KABI)/updates, depmod, udev rule
 #   make install-tools   the CLI, libnumaplace, libnumaplace-preload.so, man pages
 #   make install-headers uapi/linux/numaplace.h and numaplace.h into $(PREFIX)/include
@@ -82,7 +83,7 @@ BENCHES  := $(patsubst tools/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 MOD_SRC  := Kbuild $(wildcard module/*.c module/*.h uapi/linux/*.h)
 
 .PHONY: all module modules modules-all tools deps deb check check-man checkpatch demo bench bench-stats bench-profile bench-watch clean \
-	bench-preload install install-tools install-headers check-debug
+	bench-preload bench-migratepages install install-tools install-headers check-debug
 all: modules tools
 
 # kbuild builds in the source tree; a copy per kernel keeps two kernels'
@@ -236,8 +237,8 @@ check-man: $(BUILD)/bin/numaplace
 # every benchmark runs even when one fails; the status says if any did.
 BENCH_RUN := rc=0; for b in query migrate preload; do \
 	/usr/libexec/numaplace/bench/$$b || rc=1; done; exit $$rc
-# The shim goes where an installed system has it (tools/vm/run puts only
-# libnumaplace.so in by itself).
+# The shim goes where an installed system has it (tools/vm/run now puts it
+# there by itself too; kept for an older run script).
 PRELOAD_ADD := --add $(BUILD)/lib/libnumaplace-preload.so:/usr/lib/libnumaplace-preload.so
 bench: modules-all tools $(BENCHES)
 	@rc=0; for k in $(TEST_KERNELS); do \
@@ -252,6 +253,16 @@ bench-preload: modules-all tools $(BUILD)/bench/kvquery $(BUILD)/bench/preload
 		echo "=== bench-preload: kernel $$k"; \
 		NP_BUILD=$(BUILD) tools/vm/run --kernel $$k --timeout 1800 $(PRELOAD_ADD) -- \
 			/usr/libexec/numaplace/bench/preload || rc=1; \
+	done; exit $$rc
+
+# numactl's unmodified migratepages, 256 MiB, with and without the shim.
+MIGRATEPAGES ?= /usr/bin/migratepages
+bench-migratepages: modules-all tools $(BUILD)/bench/migratepages
+	@rc=0; for k in $(TEST_KERNELS); do \
+		echo "=== bench-migratepages: kernel $$k"; \
+		NP_BUILD=$(BUILD) tools/vm/run --kernel $$k --timeout 1800 $(PRELOAD_ADD) \
+			--add $(MIGRATEPAGES):/usr/bin/migratepages -- \
+			/usr/libexec/numaplace/bench/migratepages || rc=1; \
 	done; exit $$rc
 
 # What the counters cost: the benchmarks with and without them, one boot,

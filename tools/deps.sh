@@ -27,6 +27,8 @@ fi
 
 pkgs=(qemu-system-x86 busybox-static cpio libmnl-dev pkg-config pahole
       make gcc libc6-dev xz-utils libnuma-dev)
+# bench/migratepages runs numactl's unmodified migratepages in the guest.
+pkgs+=(numactl)
 # make check-debug builds a kernel (tools/vm/debug-kernel).
 pkgs+=(flex bison bc libelf-dev libssl-dev)
 # The kernels of other Debian releases (tools/kernel-fetch) and their

@@ -55,6 +55,32 @@ long numaplace_move_pages(int pid, unsigned long count, void **pages,
 			  const int *nodes, int *status, int flags);
 
 /*
+ * migrate_pages(2) with the same signature, return value and errno: the
+ * pages of process @pid (0 = caller) on @old_nodes move to @new_nodes,
+ * pair by pair as the kernel's do_migrate_pages() pairs them, each pair
+ * through NUMAPLACE_IOC_QUERY's runs and NUMAPLACE_IOC_MIGRATE. Every
+ * check is the kernel's own answer (mbind(2) with no range for
+ * @old_nodes, migrate_pages(2) with no old nodes for the rest); a pair
+ * the module did not finish is done again by the real syscall, whose
+ * count it returns; without the device, the real syscall. Returns the
+ * number of pages not moved (as the kernel counts them), or -1 with errno
+ * set.
+ */
+long numaplace_migrate_pages(int pid, unsigned long maxnode,
+			     const unsigned long *old_nodes,
+			     const unsigned long *new_nodes);
+
+/*
+ * do_migrate_pages()'s (source, dest) pairs for @from -> @to (masks of
+ * NUMAPLACE_NODE_WORDS words; @to already limited to the caller's allowed
+ * nodes with memory), in the kernel's order, into @pairs[i][0] (source)
+ * and @pairs[i][1] (dest). The number of pairs, or -ENOSPC past @cap
+ * (NUMAPLACE_MAX_NODES is always enough).
+ */
+int numaplace_migrate_pages_pairs(const __u64 *from, const __u64 *to,
+				  int (*pairs)[2], size_t cap);
+
+/*
  * Runs of [start, start + len) of process @pid (0 = caller), at most @cap
  * of them into @runs. *@nr_runs gets the number written, *@done the number
  * of pages they cover: call again from start + *done * page size while it

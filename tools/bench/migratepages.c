@@ -1,0 +1,373 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bench/migratepages: is numactl's unmodified migratepages(8) faster with
+ * LD_PRELOAD=libnumaplace-preload.so? A target process holds a 256 MiB
+ * buffer of 4 KiB pages (MADV_NOHUGEPAGE; -H: THP) written on node A;
+ * "migratepages PID A B" moves it, without the shim (A) and with it (B),
+ * A B B A for each of NP_ROUNDS rounds, one boot, a fresh target each run.
+ * The time is migratepages' whole run (fork to exit: exec, libnuma, the
+ * migrate_pages(2) call). After each run every page of the buffer is
+ * asked where it is (move_pages(2) with no nodes, the kernel itself) and
+ * the per-node counts and a hash of the answers must be the same in every
+ * run: the shim changes the speed, never the placement (a difference
+ * prints MISMATCH and exits 1).
+ *
+ *   migratepages [-r ROUNDS] [-s MIB] [-H] [-m MIGRATEPAGES] [-l SHIM]
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/mempolicy.h>
+
+#include "numaplace.h"
+
+#define NP_MIGRATEPAGES	"/usr/bin/migratepages"
+#define NP_SHIM		"/usr/lib/libnumaplace-preload.so"
+/* Rounds of A B B A: TCG timings are noisy, the best run counts. */
+#define NP_ROUNDS	3
+/* The size of the workload the issue names. */
+#define NP_DEFAULT_MIB	256
+/* Its stderr (the shim's statistics line) is short. */
+#define NP_OUT_MAX	4096
+#define NP_BALANCING	"/proc/sys/kernel/numa_balancing"
+/* A full node mask for mbind(2). */
+#define NP_MAXNODE	(NUMAPLACE_MAX_NODES + 1)
+
+extern char **environ;
+
+static const char *np_mp = NP_MIGRATEPAGES, *np_shim = NP_SHIM;
+static size_t np_len, np_psz;
+static int np_thp, np_node_a = -1, np_node_b = -1;
+
+struct np_side {
+	const char *name;
+	int preload;
+	uint64_t best_ns;
+	unsigned long runs;
+};
+
+static uint64_t np_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* A target with the buffer on node A, waiting; its pid and address. */
+static pid_t np_target(char **addr)
+{
+	char **where = mmap(NULL, sizeof(char *), PROT_READ | PROT_WRITE,
+			    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	int pfd[2];
+	pid_t pid;
+	char x;
+
+	if (where == MAP_FAILED || pipe(pfd))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		unsigned long mask[NUMAPLACE_NODE_WORDS] = { 0 };
+		char *p = mmap(NULL, np_len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		mask[np_node_a / 64] = 1UL << (np_node_a % 64);
+		if (p == MAP_FAILED ||
+		    madvise(p, np_len, np_thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) ||
+		    syscall(SYS_mbind, p, np_len, MPOL_BIND, mask, NP_MAXNODE, 0))
+			_exit(1);
+		memset(p, 0x5a, np_len);
+		*where = p;
+		if (write(pfd[1], "r", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(pfd[1]);
+	x = read(pfd[0], &x, 1) == 1;
+	close(pfd[0]);
+	*addr = *where;
+	munmap(where, sizeof(char *));
+	if (!x) {
+		waitpid(pid, NULL, 0);
+		return -1;
+	}
+	return pid;
+}
+
+/*
+ * Where every page of the target's buffer is: the count on A and on B
+ * (*@on) and an FNV-1a hash of the answers. 0 or -1.
+ */
+static int np_placement(pid_t pid, char *addr, unsigned long on[2],
+			uint64_t *hash)
+{
+	size_t n = np_len / np_psz;
+	void **pages = calloc(n, sizeof(*pages));
+	int *st = calloc(n, sizeof(*st));
+	int ret = -1;
+
+	if (!pages || !st)
+		goto out;
+	for (size_t i = 0; i < n; i++)
+		pages[i] = addr + i * np_psz;
+	if (syscall(SYS_move_pages, pid, n, pages, NULL, st, 0))
+		goto out;
+	*hash = 0xcbf29ce484222325ULL;
+	on[0] = on[1] = 0;
+	for (size_t i = 0; i < n; i++) {
+		on[0] += st[i] == np_node_a;
+		on[1] += st[i] == np_node_b;
+		*hash = (*hash ^ (uint32_t)st[i]) * 0x100000001b3ULL;
+	}
+	ret = 0;
+out:
+	free(pages);
+	free(st);
+	return ret;
+}
+
+/* The environment without LD_PRELOAD, plus @extra (NULL-terminated). */
+static char **np_env(const char *const *extra)
+{
+	size_t n = 0, k = 0;
+	char **env;
+
+	while (environ[n])
+		n++;
+	env = calloc(n + 4, sizeof(*env));
+	if (!env)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], "LD_PRELOAD=", 11) &&
+		    strncmp(environ[i], "NUMAPLACE_PRELOAD_STATS=", 24))
+			env[k++] = environ[i];
+	for (; extra && *extra; extra++)
+		env[k++] = (char *)*extra;
+	return env;
+}
+
+/*
+ * One migratepages run on a fresh target: its time in *@ns, placement in
+ * @on and *@hash, its stderr in @err. 0 or -1.
+ */
+static int np_run(int preload, int stats, uint64_t *ns, unsigned long on[2],
+		  uint64_t *hash, char *err, size_t errlen)
+{
+	char ld[4200], spid[16], sa[16], sb[16], *addr;
+	const char *extra[3] = { NULL, NULL, NULL };
+	int epipe[2], status, k = 0, ret = -1;
+	char *argv[5];
+	char **env;
+	pid_t target, pid;
+	ssize_t len = 0;
+	uint64_t t0;
+
+	snprintf(ld, sizeof(ld), "LD_PRELOAD=%s", np_shim);
+	if (preload)
+		extra[k++] = ld;
+	if (stats)
+		extra[k++] = "NUMAPLACE_PRELOAD_STATS=1";
+	env = np_env(extra);
+	target = np_target(&addr);
+	if (!env || target < 0 || pipe(epipe))
+		goto out;
+	snprintf(spid, sizeof(spid), "%d", target);
+	snprintf(sa, sizeof(sa), "%d", np_node_a);
+	snprintf(sb, sizeof(sb), "%d", np_node_b);
+	argv[0] = (char *)np_mp;
+	argv[1] = spid;
+	argv[2] = sa;
+	argv[3] = sb;
+	argv[4] = NULL;
+	t0 = np_now_ns();
+	pid = fork();
+	if (pid < 0)
+		goto out;
+	if (!pid) {
+		dup2(epipe[1], STDERR_FILENO);
+		close(epipe[0]);
+		execve(np_mp, argv, env);
+		dprintf(STDERR_FILENO, "exec %s: %s\n", np_mp, strerror(errno));
+		_exit(127);
+	}
+	close(epipe[1]);
+	/* The shim's statistics line comes in several writes: read to EOF. */
+	for (size_t got = 0; got < errlen - 1; got += len) {
+		len = read(epipe[0], err + got, errlen - 1 - got);
+		if (len < 0 && errno == EINTR) {
+			len = 0;
+			continue;
+		}
+		if (len <= 0) {
+			err[got] = 0;
+			break;
+		}
+		err[got + len] = 0;
+	}
+	close(epipe[0]);
+	if (waitpid(pid, &status, 0) != pid)
+		goto out;
+	*ns = np_now_ns() - t0;
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		fprintf(stderr, "migratepages bench: %s%s failed (%s %d): %s\n",
+			np_mp, preload ? " (preloaded)" : "",
+			WIFEXITED(status) ? "exit" : "signal",
+			WIFEXITED(status) ? WEXITSTATUS(status) :
+			WTERMSIG(status), err);
+		goto out;
+	}
+	ret = np_placement(target, addr, on, hash);
+out:
+	if (target > 0) {
+		kill(target, SIGKILL);
+		waitpid(target, NULL, 0);
+	}
+	free(env);
+	return ret;
+}
+
+static void np_balancing(const char *val, char *old, size_t len)
+{
+	int fd = open(NP_BALANCING, O_RDWR | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return;
+	if (old) {
+		n = read(fd, old, len - 1);
+		old[n > 0 ? n : 0] = 0;
+	}
+	if (val && pwrite(fd, val, strlen(val), 0) < 0)
+		fprintf(stderr, "migratepages bench: %s: %s\n", NP_BALANCING,
+			strerror(errno));
+	close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	struct np_side side[2] = {
+		{ "migratepages", 0, UINT64_MAX, 0 },
+		{ "migratepages + preload shim", 1, UINT64_MAX, 0 },
+	};
+	static const int order[] = { 0, 1, 1, 0 };
+	unsigned long rounds = NP_ROUNDS, mib = NP_DEFAULT_MIB, on[2], on0[2];
+	char err[NP_OUT_MAX], balancing[16] = "";
+	struct numaplace_info info;
+	uint64_t ns, hash, hash0;
+	struct utsname uts;
+	int opt, bad = 0, mismatch = 0;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	while ((opt = getopt(argc, argv, "r:s:Hm:l:")) != -1) {
+		switch (opt) {
+		case 'r':
+			rounds = strtoul(optarg, NULL, 0);
+			break;
+		case 's':
+			mib = strtoul(optarg, NULL, 0);
+			break;
+		case 'H':
+			np_thp = 1;
+			break;
+		case 'm':
+			np_mp = optarg;
+			break;
+		case 'l':
+			np_shim = optarg;
+			break;
+		default:
+			fprintf(stderr, "usage: migratepages [-r ROUNDS] [-s MIB] [-H] [-m MIGRATEPAGES] [-l SHIM]\n");
+			return 2;
+		}
+	}
+	if (!rounds)
+		rounds = 1;
+	np_psz = sysconf(_SC_PAGESIZE);
+	np_len = (mib ? mib : NP_DEFAULT_MIB) << 20;
+	if (access(np_shim, R_OK) || access(np_mp, X_OK)) {
+		fprintf(stderr, "migratepages bench: %s or %s missing\n",
+			np_shim, np_mp);
+		return 1;
+	}
+	if (numaplace_info(&info)) {
+		fprintf(stderr, "migratepages bench: no module\n");
+		return 1;
+	}
+	for (int n = 0; n < NUMAPLACE_MAX_NODES; n++) {
+		if (!numaplace_node_isset(info.node_memory, n))
+			continue;
+		if (np_node_a < 0)
+			np_node_a = n;
+		else if (np_node_b < 0)
+			np_node_b = n;
+	}
+	if (np_node_b < 0) {
+		fprintf(stderr, "migratepages bench: one node with memory\n");
+		return 1;
+	}
+	uname(&uts);
+	np_balancing("0", balancing, sizeof(balancing));
+
+	/* The shim's route, and the placement every run must reach. */
+	if (np_run(1, 1, &ns, on0, &hash0, err, sizeof(err)))
+		return 1;
+	printf("numaplace migratepages bench: kernel %s, %lu MiB of %s pages, node %d -> %d\n",
+	       uts.release, np_len >> 20, np_thp ? "THP" : "4 KiB", np_node_a,
+	       np_node_b);
+	printf("shim: %s", err[0] ? err : "(no statistics)\n");
+	if (!strstr(err, "numa_migrate_pages 1")) {
+		printf("ERROR: the shim did not take numa_migrate_pages over\n");
+		bad = 1;
+	}
+	for (unsigned long i = 0; i < rounds; i++) {
+		for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
+			struct np_side *s = &side[order[k]];
+
+			if (np_run(s->preload, 0, &ns, on, &hash, err,
+				   sizeof(err)))
+				return 1;
+			s->runs++;
+			if (ns < s->best_ns)
+				s->best_ns = ns;
+			if (hash != hash0 || on[0] != on0[0] || on[1] != on0[1]) {
+				printf("MISMATCH: %s: %lu on %d, %lu on %d (hash %#" PRIx64 "), first run %lu, %lu (%#" PRIx64 ")\n",
+				       s->name, on[0], np_node_a, on[1],
+				       np_node_b, hash, on0[0], on0[1], hash0);
+				mismatch = 1;
+			}
+		}
+	}
+	np_balancing(balancing[0] ? balancing : NULL, NULL, 0);
+
+	printf("\n%-34s %12s %12s %6s\n", "best of A B B A rounds", "ms",
+	       "ns/page", "runs");
+	for (int k = 0; k < 2; k++)
+		printf("%-34s %12.3f %12.1f %6lu\n", side[k].name,
+		       side[k].best_ns / 1e6,
+		       (double)side[k].best_ns / (np_len / np_psz),
+		       side[k].runs);
+	printf("%-34s %11.2fx\n", "speed-up (A / B)",
+	       side[1].best_ns ? (double)side[0].best_ns / side[1].best_ns :
+	       0.0);
+	printf("placement identical in all %lu runs: %s (%lu pages on %d, %lu on %d, hash %#" PRIx64 ")\n",
+	       side[0].runs + side[1].runs + 1, mismatch ? "NO" : "yes",
+	       on0[0], np_node_a, on0[1], np_node_b, hash0);
+	return bad || mismatch;
+}
