@@ -74,7 +74,11 @@ TEST_CFLAGS := -O2 -g -Wall -Werror -std=gnu11 -D_GNU_SOURCE -I$(CURDIR)/uapi \
 PRELOAD_SRC := tools/lib/preload.c
 LIB_SRC  := $(filter-out $(PRELOAD_SRC),$(wildcard tools/lib/*.c))
 CLI_SRC  := $(wildcard tools/numaplace/*.c)
-TEST_SRC := $(wildcard selftests/*.c)
+# np_test.c holds the helpers every test links (build/testlib/np_test.o),
+# not a test of its own.
+TEST_LIB_SRC := selftests/np_test.c
+TEST_SRC := $(filter-out $(TEST_LIB_SRC),$(wildcard selftests/*.c))
+TEST_LIB := $(BUILD)/testlib/np_test.o
 TESTS    := $(patsubst selftests/%.c,$(BUILD)/selftests/%,$(TEST_SRC))
 BENCH_SRC := $(wildcard tools/bench/*.c)
 BENCHES  := $(patsubst tools/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
@@ -165,9 +169,15 @@ $(KSFT)/kselftest_harness.h:
 $(BUILD)/selftests/genl: TEST_LIBS = $(shell pkg-config --libs libmnl 2>/dev/null)
 $(BUILD)/selftests/watch: TEST_LIBS = $(shell pkg-config --libs libmnl 2>/dev/null)
 
-$(BUILD)/selftests/%: selftests/%.c selftests/np_test.h $(KSFT)/kselftest_harness.h $(BUILD)/lib/libnumaplace.so
+# The tests' helpers, once: outside build/selftests, whose every file
+# tools/vm/run puts in the guest as a test.
+$(TEST_LIB): $(TEST_LIB_SRC) selftests/np_test.h
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -o $@ $< -L$(BUILD)/lib -lnumaplace -lpthread $(TEST_LIBS)
+	$(CC) $(TEST_CFLAGS) -c -o $@ $<
+
+$(BUILD)/selftests/%: selftests/%.c selftests/np_test.h $(TEST_LIB) $(KSFT)/kselftest_harness.h $(BUILD)/lib/libnumaplace.so
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_LIB) -L$(BUILD)/lib -lnumaplace -lpthread $(TEST_LIBS)
 
 # The benchmarks run in the guest (tools/vm/run copies $(BUILD)/bench/*).
 $(BUILD)/bench/%: tools/bench/%.c tools/bench/watches.h tools/lib/numaplace.h uapi/linux/numaplace.h $(BUILD)/lib/libnumaplace.so
