@@ -3891,4 +3891,4 @@ TEST_F(migrate, cpuset_caller)
 	free(addrs);
 }
 
-TEST_HARNESS_MAIN
+NP_HARNESS_MAIN

@@ -495,4 +495,4 @@ TEST_F_TIMEOUT(integ, tmpfs_file, 60)
 	np_integrity(_metadata, self, NP_IG_FILE, 128, 0);
 }
 
-TEST_HARNESS_MAIN
+NP_HARNESS_MAIN

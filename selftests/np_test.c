@@ -1375,8 +1375,3 @@ unsigned int np_time_scale(void)
 
 	return k < 1 || k > NP_TIMEOUT_SCALE_MAX ? 1 : k;
 }
-
-unsigned int np_alarm_scaled(unsigned int secs)
-{
-	return (alarm)(secs * np_time_scale());
-}

@@ -2262,4 +2262,4 @@ TEST_F_TIMEOUT(race, sigkill, 120)
 	ksft_print_msg("%d kills, the slowest death %ld ms\n", kills, worst);
 }
 
-TEST_HARNESS_MAIN
+NP_HARNESS_MAIN

@@ -1080,4 +1080,4 @@ TEST_F_TIMEOUT(race, pinned_vmsplice, 60)
 	munmap(p, n * psz);
 }
 
-TEST_HARNESS_MAIN
+NP_HARNESS_MAIN

@@ -312,4 +312,4 @@ TEST_F_TIMEOUT(swap_wb, refault_during_writeback, 180)
 	EXPECT_EQ(NP_WB_OK, WEXITSTATUS(status));
 }
 
-TEST_HARNESS_MAIN
+NP_HARNESS_MAIN
