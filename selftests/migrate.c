@@ -793,35 +793,7 @@ FIXTURE(mig)
 	long t0;		/* setup's CLOCK_MONOTONIC ms */
 };
 
-FIXTURE_VARIANT(mig)
-{
-	__u32 flags;
-	__u64 feature;
-};
-
-FIXTURE_VARIANT_ADD(mig, default)
-{
-	.flags = 0,
-	.feature = 0,
-};
-
-FIXTURE_VARIANT_ADD(mig, kernel)
-{
-	.flags = NUMAPLACE_MIGRATE_ENGINE_KERNEL,
-	.feature = NUMAPLACE_FEAT_MIGRATE_KERNEL,
-};
-
-FIXTURE_VARIANT_ADD(mig, vma)
-{
-	.flags = NUMAPLACE_MIGRATE_ENGINE_VMA,
-	.feature = NUMAPLACE_FEAT_MIGRATE_VMA,
-};
-
-FIXTURE_VARIANT_ADD(mig, batch)
-{
-	.flags = NUMAPLACE_MIGRATE_ENGINE_BATCH,
-	.feature = NUMAPLACE_FEAT_MIGRATE_BATCH,
-};
+NP_ENGINE_VARIANTS(mig);
 
 /* nr_hugepages of nodes 0 and 1 before a test changed them ("n0 n1"). */
 #define NP_HP_SAVED	"/tmp/np-migrate-hugepages"

@@ -351,6 +351,44 @@ int np_ctx_init(struct np_ctx *c, int fd, int pid);
 #define NP_MF_MOVE		(1 << 1)
 #define NP_MF_MOVE_ALL		(1 << 2)
 
+/*
+ * A migration fixture's tests run once per engine: the variant's flags
+ * go into every MIGRATE call, and its feature is the INFO bit the engine
+ * needs (the setup skips where it is missing; 0: the module's default
+ * choice, always there). NP_ENGINE_VARIANTS(f) gives fixture f the four;
+ * a fixture that runs on fewer names NP_ENGINE_VARIANT(f, engine) for
+ * each, after NP_ENGINE_FIXTURE_VARIANT(f).
+ */
+#define NP_ENGINE_FLAGS_default		0
+#define NP_ENGINE_FEATURE_default	0
+#define NP_ENGINE_FLAGS_kernel		NUMAPLACE_MIGRATE_ENGINE_KERNEL
+#define NP_ENGINE_FEATURE_kernel	NUMAPLACE_FEAT_MIGRATE_KERNEL
+#define NP_ENGINE_FLAGS_vma		NUMAPLACE_MIGRATE_ENGINE_VMA
+#define NP_ENGINE_FEATURE_vma		NUMAPLACE_FEAT_MIGRATE_VMA
+#define NP_ENGINE_FLAGS_batch		NUMAPLACE_MIGRATE_ENGINE_BATCH
+#define NP_ENGINE_FEATURE_batch		NUMAPLACE_FEAT_MIGRATE_BATCH
+
+#define NP_ENGINE_FIXTURE_VARIANT(fixture)				\
+	FIXTURE_VARIANT(fixture)					\
+	{								\
+		__u32 flags;						\
+		__u64 feature;						\
+	}
+
+#define NP_ENGINE_VARIANT(fixture, engine)				\
+	FIXTURE_VARIANT_ADD(fixture, engine)				\
+	{								\
+		.flags = NP_ENGINE_FLAGS_##engine,			\
+		.feature = NP_ENGINE_FEATURE_##engine,			\
+	}
+
+#define NP_ENGINE_VARIANTS(fixture)					\
+	NP_ENGINE_FIXTURE_VARIANT(fixture);				\
+	NP_ENGINE_VARIANT(fixture, default);				\
+	NP_ENGINE_VARIANT(fixture, kernel);				\
+	NP_ENGINE_VARIANT(fixture, vma);				\
+	NP_ENGINE_VARIANT(fixture, batch)
+
 void np_migrate_init(struct numaplace_migrate *m, int pid,
 		     __u32 flags, __u32 policy);
 
