@@ -74,10 +74,10 @@ TEST_CFLAGS := -O2 -g -Wall -Werror -std=gnu11 -D_GNU_SOURCE -I$(CURDIR)/uapi \
 PRELOAD_SRC := tools/lib/preload.c
 LIB_SRC  := $(filter-out $(PRELOAD_SRC),$(wildcard tools/lib/*.c))
 CLI_SRC  := $(wildcard tools/numaplace/*.c)
-# The tests' helpers, not tests: np_test.c (every test's) and the migrate
-# suites' migrate_lay.c and migrate_sim.c, in one static library
-# (build/testlib/libnp_test.a) that every test links.
-TEST_LIB_SRC := selftests/np_test.c selftests/migrate_lay.c selftests/migrate_sim.c
+# The tests' helpers, not tests: np_test.c, np_model.c and np_check.c
+# (every test's) and the migrate suites' migrate_lay.c and migrate_sim.c,
+# in one static library (build/testlib/libnp_test.a) that every test links.
+TEST_LIB_SRC := selftests/np_test.c selftests/np_model.c selftests/np_check.c selftests/migrate_lay.c selftests/migrate_sim.c
 TEST_SRC := $(filter-out $(TEST_LIB_SRC),$(wildcard selftests/*.c))
 TEST_LIB := $(BUILD)/testlib/libnp_test.a
 TESTS    := $(patsubst selftests/%.c,$(BUILD)/selftests/%,$(TEST_SRC))

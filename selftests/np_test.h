@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Helpers shared by numaplace's selftests (kselftest harness).
+ * Helpers shared by numaplace's selftests (kselftest harness): their
+ * declarations; the bodies are np_test.c, np_model.c and np_check.c, in
+ * the tests' library. Only macros here may use a test's _metadata.
  */
 #ifndef NP_TEST_H
 #define NP_TEST_H
