@@ -203,6 +203,7 @@ void np_simulate(struct np_sim *o, const struct np_pre *pre,
 	free(moved);
 }
 
+/* Where @addr lies in layout @l, for a log line. */
 static const char *np_where(const struct np_lay *l, __u64 addr, char *buf,
 			    size_t size)
 {
