@@ -305,12 +305,17 @@ static int np_cmp_placement(struct np_ctx *c, const char *what,
 	return np_log_end(c, what, bad);
 }
 
-/* One check of np_compare(): a failed one is logged and counted. */
+/*
+ * One check of np_compare(): a failed one is logged and counted. On
+ * stderr, as the harness's TH_LOG: a test's stdout is buffered and lost
+ * when its process _exit()s.
+ */
 #define NP_CMP_CHECK(cond, fmt, ...)					\
 	do {								\
 		if (!(cond)) {						\
-			ksft_print_msg("%s:%d: %s: " fmt "\n", __FILE__, \
-				       __LINE__, k->name, ##__VA_ARGS__); \
+			fprintf(stderr, "# %s:%d: %s: " fmt "\n",	\
+				__FILE__, __LINE__, k->name,		\
+				##__VA_ARGS__);				\
 			bad++;						\
 		}							\
 	} while (0)
