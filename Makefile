@@ -76,7 +76,12 @@ TEST_CFLAGS := -O2 -g -Wall -Werror -std=gnu11 -D_GNU_SOURCE -I$(CURDIR)/uapi \
 PRELOAD_SRC := tools/lib/preload.c
 LIB_SRC  := $(filter-out $(PRELOAD_SRC),$(wildcard tools/lib/*.c))
 CLI_SRC  := $(wildcard tools/numaplace/*.c)
-TEST_SRC := $(wildcard selftests/*.c)
+# The tests' helpers, not tests: np_test.c, np_model.c and np_check.c
+# (every test's) and the migrate suites' migrate_lay.c and migrate_sim.c,
+# in one static library (build/testlib/libnp_test.a) that every test links.
+TEST_LIB_SRC := selftests/np_test.c selftests/np_model.c selftests/np_check.c selftests/migrate_lay.c selftests/migrate_sim.c
+TEST_SRC := $(filter-out $(TEST_LIB_SRC),$(wildcard selftests/*.c))
+TEST_LIB := $(BUILD)/testlib/libnp_test.a
 TESTS    := $(patsubst selftests/%.c,$(BUILD)/selftests/%,$(TEST_SRC))
 BENCH_SRC := $(wildcard tools/bench/*.c)
 BENCHES  := $(patsubst tools/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
@@ -167,9 +172,19 @@ $(KSFT)/kselftest_harness.h:
 $(BUILD)/selftests/genl: TEST_LIBS = $(shell pkg-config --libs libmnl 2>/dev/null)
 $(BUILD)/selftests/watch: TEST_LIBS = $(shell pkg-config --libs libmnl 2>/dev/null)
 
-$(BUILD)/selftests/%: selftests/%.c selftests/np_test.h $(KSFT)/kselftest_harness.h $(BUILD)/lib/libnumaplace.so
+# The tests' helpers, once: outside build/selftests, whose every file
+# tools/vm/run puts in the guest as a test.
+$(BUILD)/testlib/%.o: selftests/%.c $(wildcard selftests/*.h) $(KSFT)/kselftest_harness.h
 	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -o $@ $< -L$(BUILD)/lib -lnumaplace -lpthread $(TEST_LIBS)
+	$(CC) $(TEST_CFLAGS) -c -o $@ $<
+
+$(TEST_LIB): $(patsubst selftests/%.c,$(BUILD)/testlib/%.o,$(TEST_LIB_SRC))
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(BUILD)/selftests/%: selftests/%.c $(wildcard selftests/*.h) $(TEST_LIB) $(KSFT)/kselftest_harness.h $(BUILD)/lib/libnumaplace.so
+	@mkdir -p $(@D)
+	$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_LIB) -L$(BUILD)/lib -lnumaplace -lpthread $(TEST_LIBS)
 
 # The benchmarks run in the guest (tools/vm/run copies $(BUILD)/bench/*).
 $(BUILD)/bench/%: tools/bench/%.c tools/bench/watches.h tools/lib/numaplace.h uapi/linux/numaplace.h $(BUILD)/lib/libnumaplace.so

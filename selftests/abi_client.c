@@ -164,4 +164,4 @@ TEST_F(abi_client, move_pages_query)
 	}
 }
 
-TEST_HARNESS_MAIN
+NP_HARNESS_MAIN

@@ -2128,4 +2128,4 @@ TEST_F_TIMEOUT(conformance, migrate_pages03_ksm, 120)
 	cf_case_free(&c);
 }
 
-TEST_HARNESS_MAIN
+NP_HARNESS_MAIN

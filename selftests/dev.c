@@ -235,4 +235,4 @@ TEST_F(dev, info_unprivileged)
 	EXPECT_EQ(0, WEXITSTATUS(status));
 }
 
-TEST_HARNESS_MAIN
+NP_HARNESS_MAIN

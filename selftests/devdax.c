@@ -301,4 +301,4 @@ TEST_F(devdax, range_mode)
 	EXPECT_EQ(0, bad);
 }
 
-TEST_HARNESS_MAIN
+NP_HARNESS_MAIN

@@ -315,4 +315,4 @@ TEST_F_TIMEOUT(dma, migrate, NP_DMA_TIMEOUT_S)
 	munmap(raw, 2 * NP_PMD);
 }
 
-TEST_HARNESS_MAIN
+NP_HARNESS_MAIN

@@ -1222,4 +1222,4 @@ TEST(migrate_whole_address_space)
 	close(fd);
 }
 
-TEST_HARNESS_MAIN
+NP_HARNESS_MAIN

@@ -1593,4 +1593,4 @@ TEST_F_TIMEOUT(genl, unload_with_listener, GN_TIMEOUT)
 	EXPECT_TRUE(gn_loaded());
 }
 
-TEST_HARNESS_MAIN
+NP_HARNESS_MAIN

@@ -142,4 +142,4 @@ TEST(load_unload_cycles)
 	close(modfd);
 }
 
-TEST_HARNESS_MAIN
+NP_HARNESS_MAIN

@@ -146,35 +146,7 @@ FIXTURE(integ)
 	int mfd;
 };
 
-FIXTURE_VARIANT(integ)
-{
-	__u32 flags;
-	__u64 feature;
-};
-
-FIXTURE_VARIANT_ADD(integ, default)
-{
-	.flags = 0,
-	.feature = 0,
-};
-
-FIXTURE_VARIANT_ADD(integ, kernel)
-{
-	.flags = NUMAPLACE_MIGRATE_ENGINE_KERNEL,
-	.feature = NUMAPLACE_FEAT_MIGRATE_KERNEL,
-};
-
-FIXTURE_VARIANT_ADD(integ, vma)
-{
-	.flags = NUMAPLACE_MIGRATE_ENGINE_VMA,
-	.feature = NUMAPLACE_FEAT_MIGRATE_VMA,
-};
-
-FIXTURE_VARIANT_ADD(integ, batch)
-{
-	.flags = NUMAPLACE_MIGRATE_ENGINE_BATCH,
-	.feature = NUMAPLACE_FEAT_MIGRATE_BATCH,
-};
+NP_ENGINE_VARIANTS(integ);
 
 FIXTURE_SETUP(integ)
 {
@@ -495,4 +467,4 @@ TEST_F_TIMEOUT(integ, tmpfs_file, 60)
 	np_integrity(_metadata, self, NP_IG_FILE, 128, 0);
 }
 
-TEST_HARNESS_MAIN
+NP_HARNESS_MAIN

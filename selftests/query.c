@@ -1960,4 +1960,4 @@ TEST_F(query, sigkill_bounded)
 		waitpid(pid, &status, 0);
 }
 
-TEST_HARNESS_MAIN
+NP_HARNESS_MAIN

@@ -1326,7 +1326,7 @@ static int qr_thp_on(void)
 
 /* ---- the fixture -------------------------------------------------- */
 
-FIXTURE(race)
+FIXTURE(qrace)
 {
 	int fd;
 	struct np_ctx c;
@@ -1338,7 +1338,7 @@ FIXTURE(race)
 };
 
 /* Set a knob for this test; the teardown puts the old value back. */
-static int qr_set(FIXTURE_DATA(race) *self, const char *path, const char *val)
+static int qr_set(FIXTURE_DATA(qrace) *self, const char *path, const char *val)
 {
 	struct qr_saved *s;
 
@@ -1361,7 +1361,7 @@ static int qr_set(FIXTURE_DATA(race) *self, const char *path, const char *val)
 	return np_write_str(path, val);
 }
 
-FIXTURE_SETUP(race)
+FIXTURE_SETUP(qrace)
 {
 	struct qr_ctx *x = &self->x;
 
@@ -1391,7 +1391,7 @@ FIXTURE_SETUP(race)
 	qr_set(self, "/proc/sys/vm/compact_unevictable_allowed", "0");
 }
 
-FIXTURE_TEARDOWN(race)
+FIXTURE_TEARDOWN(qrace)
 {
 	qr_region_free(&self->r);
 	for (int i = self->nsaved - 1; i >= 0; i--)
@@ -1496,7 +1496,7 @@ static void qr_close_memfds(struct qr_mut *muts, int n)
 }
 
 /* Pieces unmapped and mapped again as anon, shmem, file, PROT_NONE. */
-TEST_F(race, mmap_munmap)
+TEST_F(qrace, mmap_munmap)
 {
 	NP_SKIPPED();
 	struct qr_mut muts[2];
@@ -1508,7 +1508,7 @@ TEST_F(race, mmap_munmap)
 }
 
 /* mremap: MAYMOVE | FIXED, DONTUNMAP, shrink and grow in place. */
-TEST_F(race, mremap)
+TEST_F(qrace, mremap)
 {
 	NP_SKIPPED();
 	struct qr_mut muts[2];
@@ -1521,7 +1521,7 @@ TEST_F(race, mremap)
 }
 
 /* PROT_NONE and read-only pieces toggled, THPs split by them. */
-TEST_F(race, mprotect)
+TEST_F(qrace, mprotect)
 {
 	NP_SKIPPED();
 	struct qr_mut muts[2];
@@ -1532,7 +1532,7 @@ TEST_F(race, mprotect)
 }
 
 /* MADV_DONTNEED / MADV_FREE and refaults, THPs zapped whole and split. */
-TEST_F(race, dontneed)
+TEST_F(qrace, dontneed)
 {
 	NP_SKIPPED();
 	struct qr_mut muts[2];
@@ -1543,7 +1543,7 @@ TEST_F(race, dontneed)
 }
 
 /* Read-only and PROT_NONE THPs zapped and faulted again, three times longer. */
-TEST_F_TIMEOUT(race, thp_readonly_zap, 60)
+TEST_F_TIMEOUT(qrace, thp_readonly_zap, 60)
 {
 	NP_SKIPPED();
 	struct qr_mut muts[2];
@@ -1569,7 +1569,7 @@ static int qr_have_swap(void)
 }
 
 /* MADV_PAGEOUT to swap, swap-ins, swap entries zapped. */
-TEST_F(race, pageout)
+TEST_F(qrace, pageout)
 {
 	NP_SKIPPED();
 	struct qr_mut muts[2];
@@ -1583,7 +1583,7 @@ TEST_F(race, pageout)
 }
 
 /* khugepaged as fast as it goes, for the collapse tests. */
-static void qr_khugepaged_fast(FIXTURE_DATA(race) *self)
+static void qr_khugepaged_fast(FIXTURE_DATA(qrace) *self)
 {
 	static const char *const k = "/sys/kernel/mm/transparent_hugepage/khugepaged/";
 	char path[160];
@@ -1597,7 +1597,7 @@ static void qr_khugepaged_fast(FIXTURE_DATA(race) *self)
 }
 
 /* MADV_COLLAPSE and khugepaged on anon memory; splits in between. */
-TEST_F(race, collapse_anon)
+TEST_F(qrace, collapse_anon)
 {
 	NP_SKIPPED();
 	struct qr_mut muts[2];
@@ -1612,7 +1612,7 @@ TEST_F(race, collapse_anon)
 }
 
 /* shmem mapped twice: collapse, retract, punch holes, split. */
-TEST_F(race, collapse_shmem)
+TEST_F(qrace, collapse_shmem)
 {
 	NP_SKIPPED();
 	struct qr_mut muts[2];
@@ -1636,7 +1636,7 @@ TEST_F(race, collapse_shmem)
 }
 
 /* fork: page tables copied, write-protected, COW broken; children exit. */
-TEST_F(race, fork)
+TEST_F(qrace, fork)
 {
 	NP_SKIPPED();
 	struct qr_mut muts[3];
@@ -1650,7 +1650,7 @@ TEST_F(race, fork)
 }
 
 /* hugetlb: 2 MiB pages faulted, zapped, PROT_NONE, remapped. */
-TEST_F(race, hugetlb)
+TEST_F(qrace, hugetlb)
 {
 	NP_SKIPPED();
 	const char *nr = "/proc/sys/vm/nr_hugepages";
@@ -1716,7 +1716,7 @@ static void qr_step_hshare(struct qr_mut *m)
 	m->done++;
 }
 
-TEST_F_TIMEOUT(race, hugetlb_shared_pmd, 60)
+TEST_F_TIMEOUT(qrace, hugetlb_shared_pmd, 60)
 {
 	NP_SKIPPED();
 	const char *nr = "/proc/sys/vm/nr_hugepages";
@@ -1783,7 +1783,7 @@ TEST_F_TIMEOUT(race, hugetlb_shared_pmd, 60)
 }
 
 /* Everything at once, twice as long. */
-TEST_F_TIMEOUT(race, mixed, 60)
+TEST_F_TIMEOUT(qrace, mixed, 60)
 {
 	NP_SKIPPED();
 	static const qr_step_fn steps[] = {
@@ -1852,7 +1852,7 @@ static void qr_child_memory(unsigned int seed)
  * lives must be as valid as ever. A zombie must be -EINVAL and a reaped
  * child -ESRCH.
  */
-TEST_F_TIMEOUT(race, child_exit, 60)
+TEST_F_TIMEOUT(qrace, child_exit, 60)
 {
 	NP_SKIPPED();
 	struct qr_ctx *x = &self->x;
@@ -1999,7 +1999,7 @@ static void *qr_uffd_handler(void *arg)
 	return NULL;
 }
 
-TEST_F_TIMEOUT(race, uffd_buffers, 90)
+TEST_F_TIMEOUT(qrace, uffd_buffers, 90)
 {
 	NP_SKIPPED();
 	struct qr_ctx *x = &self->x;
@@ -2220,7 +2220,7 @@ static void qr_killee(int fd, __u32 nr_nodes, int ready)
 }
 
 /* A process inside huge queries dies promptly on SIGKILL, every time. */
-TEST_F_TIMEOUT(race, sigkill, 120)
+TEST_F_TIMEOUT(qrace, sigkill, 120)
 {
 	NP_SKIPPED();
 	long t0 = qr_ms(), worst = 0;
@@ -2262,4 +2262,4 @@ TEST_F_TIMEOUT(race, sigkill, 120)
 	ksft_print_msg("%d kills, the slowest death %ld ms\n", kills, worst);
 }
 
-TEST_HARNESS_MAIN
+NP_HARNESS_MAIN

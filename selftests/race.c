@@ -528,35 +528,7 @@ FIXTURE(race)
 	char mthp_old[64], pmd_old[64];	/* THP knobs to restore, or "" */
 };
 
-FIXTURE_VARIANT(race)
-{
-	__u32 flags;
-	__u64 feature;
-};
-
-FIXTURE_VARIANT_ADD(race, default)
-{
-	.flags = 0,
-	.feature = 0,
-};
-
-FIXTURE_VARIANT_ADD(race, kernel)
-{
-	.flags = NUMAPLACE_MIGRATE_ENGINE_KERNEL,
-	.feature = NUMAPLACE_FEAT_MIGRATE_KERNEL,
-};
-
-FIXTURE_VARIANT_ADD(race, vma)
-{
-	.flags = NUMAPLACE_MIGRATE_ENGINE_VMA,
-	.feature = NUMAPLACE_FEAT_MIGRATE_VMA,
-};
-
-FIXTURE_VARIANT_ADD(race, batch)
-{
-	.flags = NUMAPLACE_MIGRATE_ENGINE_BATCH,
-	.feature = NUMAPLACE_FEAT_MIGRATE_BATCH,
-};
+NP_ENGINE_VARIANTS(race);
 
 #define NP_RC_REFCNT	"/sys/module/numaplace/refcnt"
 
@@ -1080,4 +1052,4 @@ TEST_F_TIMEOUT(race, pinned_vmsplice, 60)
 	munmap(p, n * psz);
 }
 
-TEST_HARNESS_MAIN
+NP_HARNESS_MAIN

@@ -667,4 +667,4 @@ TEST_F_TIMEOUT(target, simulate_ibt, 60)
 	}
 }
 
-TEST_HARNESS_MAIN
+NP_HARNESS_MAIN

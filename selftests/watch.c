@@ -1074,4 +1074,4 @@ TEST_F_TIMEOUT(watch, bad_input, 60)
 	close(wfd);
 }
 
-TEST_HARNESS_MAIN
+NP_HARNESS_MAIN

@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the two NUMAPLACE_IOC_MIGRATE suites share: migrate.c (fixture
+ * "mig", the engines against the move_pages(2) oracle) and migrate_abi.c
+ * (fixture "migrate", the ABI, bad input, permissions and policies).
+ * migrate_lay.c builds the layouts of every page kind; migrate_sim.c
+ * reads page states, simulates the syscall and compares one call of
+ * each against it (np_compare()). Both are compiled once, into the
+ * tests' library; neither uses the kselftest harness, whose globals only
+ * a test file may define: what needs a test's _metadata is a macro here.
+ */
+#ifndef NP_MIGRATE_LIB_H
+#define NP_MIGRATE_LIB_H
+
+#include <sys/types.h>
+
+#include "np_test.h"
+
+#ifndef MADV_PAGEOUT
+#define MADV_PAGEOUT	21
+#endif
+
+#define NP_PMD		(2UL << 20)
+#define NP_SEG_PAGES	512		/* pages of one 2 MiB layout segment */
+#define NP_HP_PATH	"/sys/devices/system/node/node%d/hugepages/hugepages-2048kB/nr_hugepages"
+/* No batch yet (the syscall's NUMA_NO_NODE). */
+#define NP_NO_NODE	(-1)
+/* nr_hugepages of nodes 0 and 1 before a test changed them ("n0 n1"). */
+#define NP_HP_SAVED	"/tmp/np-migrate-hugepages"
+
+/* NP_SKIPPED(), and a test NP_ONLY leaves out is skipped too. */
+#define NP_SKIPPED_OR_FILTERED()						\
+	do {								\
+		NP_SKIPPED();						\
+		if (np_filtered(_metadata->name))			\
+			SKIP(return, "not in NP_ONLY");			\
+	} while (0)
+
+/*
+ * The device, MIGRATE, root, nodes 0 and 1 (np_mig_open()) in a fixture's
+ * setup: 0, or -1 after a SKIP(); a failed step fails the test.
+ */
+#define NP_MIG_SETUP(fd, c, info)					\
+	({								\
+		char _why[160];						\
+		int _ret = np_mig_open(fd, c, info, _why, sizeof(_why));	\
+									\
+		if (_ret > 0)						\
+			SKIP(, "%s", _why);				\
+		else							\
+			ASSERT_EQ(0, _ret) TH_LOG("%s", _why);		\
+		_ret ? -1 : 0;						\
+	})
+
+/* ---- Layouts of every page kind, built twice identically (migrate_lay.c) */
+enum np_seg {
+	NP_SEG_4K,		/* anon: written, zero, untouched, PROT_NONE, ... */
+	NP_SEG_THP,		/* PMD THP on node 0 */
+	NP_SEG_THP_ON1,		/* PMD THP already on node 1 */
+	NP_SEG_THP_PTE,		/* THP mapped by PTEs (partial mprotect) */
+	NP_SEG_THP_PROTNONE,	/* PMD THP, PROT_NONE */
+	NP_SEG_HUGE_ZERO,	/* the huge zero page */
+	NP_SEG_FORK_4K,		/* anon 4k shared with the child by fork() */
+	NP_SEG_FORK_THP,	/* a THP shared with the child by fork() */
+	NP_SEG_SWAP,		/* anon, half swapped out (with swap) */
+	NP_SEG_SHARED_ANON,	/* MAP_SHARED anon, half mapped by the child */
+	NP_SEG_MEMFD,		/* memfd (shmem) */
+	NP_SEG_FILE,		/* a tmpfs file under /tmp */
+	NP_SEG_HUGETLB,		/* one 2 MiB hugetlb page, touched */
+	NP_SEG_MAX,
+};
+
+struct np_lay {
+	char *base;
+	size_t npages;
+	int nseg;
+	enum np_seg seg[NP_SEG_MAX];
+	int fds[NP_SEG_MAX];
+	int *target;		/* per page */
+};
+
+extern const char *const np_seg_names[];
+
+/* NP_ONLY=a,b runs only the tests whose name contains a or b. */
+int np_filtered(const char *name);
+
+size_t np_rnd_below(__u64 *s, size_t n);
+
+/* Private anonymous memory aligned to a PMD, THP asked for or refused. */
+char *np_pmd_map(size_t len, int thp);
+
+/* Stamp every 64-bit word of pages [0, n) of @p with np_stamp(i, g) + k. */
+void np_fill(char *p, size_t n, __u64 g);
+
+/* Pages of [0, n) of @p that do not hold np_fill(p, n, g). */
+size_t np_fill_bad(const char *p, size_t n, __u64 g, size_t *first);
+
+/* The node of each page of the caller's @n addresses (query), or errno. */
+int np_nodes_of(int pid, const __u64 *addrs, size_t n, int *st);
+
+void np_range_addrs(__u64 *a, uintptr_t base, size_t n);
+
+/* The first online CPU of @node, or -1. */
+int np_cpu_of_node(int node);
+
+/*
+ * kB of @node's meminfo lines named in @keys (comma-separated, e.g.
+ * "MemFree:"), added up; -1 if none is there.
+ */
+long np_node_kb(int node, const char *keys);
+
+int np_have_swap(void);
+
+/* [vvar]'s range of the caller; 0 or -ENOENT. */
+int np_vvar(unsigned long *s, unsigned long *e);
+
+int np_drop_to(uid_t uid);
+
+/* Read @pid's stat state letter, or 0. */
+int np_proc_state(pid_t pid);
+
+void np_lay_free(struct np_lay *l);
+
+void np_touch_w(char *p, size_t i);
+
+/*
+ * Lay out @nseg segments of @kinds (pages faulted in on node 0), targets
+ * from @seed. 0 or -errno.
+ */
+int np_lay_build(struct np_lay *l, const enum np_seg *kinds, int nseg,
+		 __u64 seed);
+
+/* The fork() child: maps the shared segments of @a and @b, waits. */
+pid_t np_lay_fork(const struct np_lay *a, const struct np_lay *b);
+
+void np_hp_write(int node, long val);
+
+void np_hp_save(const long *orig);
+
+/*
+ * The device, MIGRATE, root, nodes 0 and 1; NUMA balancing off and the
+ * huge pages a killed test left changed put back. 0; 1 with the reason to
+ * skip in @why; or -errno with the step that failed in @why.
+ */
+int np_mig_open(int *fd, struct np_ctx *c, struct numaplace_info *info,
+		char *why, size_t len);
+
+/* ---- Page states, the syscall's simulation, a compared call (migrate_sim.c) */
+
+/* One entry (a page, or an address of array mode) before the call. */
+struct np_pre {
+	struct np_page pg;	/* the /proc model's answer */
+	unsigned long folio;	/* its folio's first pfn; 0: no folio */
+	int nr;			/* pages of the folio */
+	int large;		/* THP or hugetlb */
+	int shared;		/* mapped more than once (kpagecount) */
+	int hugetlb_tail;	/* a hugetlb address past its first 4 KiB */
+	size_t rep;		/* the first entry of the same folio */
+};
+
+struct np_sim {
+	int syscall;		/* move_pages(2)'s batches, not the module */
+	int old;		/* 6.1's lookup answers */
+	int move_all;
+	int vma_only;		/* only the migrate_vma or the batched engine */
+	int kernel_only;	/* only the kernel engine */
+	__u32 avail;		/* NUMAPLACE_ENGINE_* the module has */
+	__u32 vma_engine;	/* the one that takes private anon 4 KiB pages */
+	int split_ok;
+	/* out */
+	__u64 moved_pages, moved_folios, in_place;
+	__u32 engines;		/* the engines that moved pages */
+};
+
+/* One compared call: how the module is asked. */
+struct np_call {
+	const char *name;
+	int array;		/* array mode */
+	__u32 policy;		/* NUMAPLACE_POLICY_PER_PAGE or _NODE */
+	__u32 flags;		/* the module's flags, engine included */
+	int vma_only;		/* NUMAPLACE_MIGRATE_ENGINE_VMA */
+	__u32 allowed;		/* engines it may report */
+	__u32 avail;		/* engines the module has */
+	const struct np_lay *la, *lb;	/* for log lines, or NULL */
+	pid_t kid;		/* the fork child sharing pages, or 0 */
+	__u64 start, len;	/* range mode: copy B's range, if len */
+};
+
+/* The model's state of @n addresses of @pid. 0 or -errno. */
+int np_pre_read(int pid, const __u64 *addrs, size_t n,
+		struct np_pre *pre);
+
+void np_simulate(struct np_sim *o, const struct np_pre *pre,
+		 const int *tgt, size_t n, int *exp, int *node);
+
+/*
+ * Copy A's addresses @aa through move_pages(2), copy B's @ab through the
+ * ioctl, targets @tgt; each against the simulation over its own state.
+ * Returns the number of failed checks (each logged); a failed step ends
+ * the comparison there.
+ */
+int np_compare(struct np_ctx *c, const struct np_call *k, const __u64 *aa,
+	       const __u64 *ab, const int *tgt, size_t n);
+
+#endif /* NP_MIGRATE_LIB_H */

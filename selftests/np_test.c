@@ -1,0 +1,534 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The selftests' shared helpers: the device, the raw syscalls, sysfs and
+ * procfs, MIGRATE, memcgs and timeouts; np_model.c and np_check.c hold
+ * the query oracle. np_test.h documents each one. They are compiled once
+ * into the tests' library (build/testlib/libnp_test.a) that every test
+ * links. Nothing here uses the kselftest harness: it defines its globals
+ * in every file that includes it, so only the test files do; a helper
+ * that needs a test's _metadata (ASSERT_*, SKIP) stays a macro in
+ * np_test.h.
+ */
+#include <sys/mman.h>
+
+#include "np_test.h"
+
+int np_ioctl(int fd, unsigned long cmd, void *arg)
+{
+	int ret;
+
+	do {
+		ret = ioctl(fd, cmd, arg);
+	} while (ret < 0 && errno == EINTR);
+	return ret < 0 ? -errno : 0;
+}
+
+int np_open(void)
+{
+	int fd = open(NUMAPLACE_DEVICE, O_RDWR | O_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+int np_read_nodelist(const char *path, __u64 *mask)
+{
+	char buf[4096], *p, *end;
+	unsigned long lo, hi, n;
+	int fd, len, top = 0;
+
+	memset(mask, 0, NUMAPLACE_NODE_WORDS * sizeof(__u64));
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len < 0)
+		return -errno;
+	buf[len] = 0;
+	for (p = buf; *p && *p != '\n';) {
+		lo = strtoul(p, &end, 10);
+		if (end == p)
+			return -EINVAL;
+		hi = lo;
+		if (*end == '-')
+			hi = strtoul(end + 1, &end, 10);
+		if (hi >= NUMAPLACE_MAX_NODES || lo > hi)
+			return -ERANGE;
+		for (n = lo; n <= hi; n++)
+			mask[n / 64] |= 1ULL << (n % 64);
+		if ((int)hi + 1 > top)
+			top = hi + 1;
+		p = *end == ',' ? end + 1 : end;
+	}
+	return top;
+}
+
+int np_get_info(int fd, struct numaplace_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->size = sizeof(*info);
+	return np_ioctl(fd, NUMAPLACE_IOC_INFO, info);
+}
+
+int np_kernel_is_new(void)
+{
+	int major = 0, minor = 0;
+	struct utsname u;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+		return -1;
+	return major > 6 || (major == 6 && minor >= 12);
+}
+
+long np_raw_syscall6(long nr, long a1, long a2, long a3,
+		     long a4, long a5, long a6)
+{
+#if defined(__x86_64__)
+	register long r10 __asm__("r10") = a4;
+	register long r8 __asm__("r8") = a5;
+	register long r9 __asm__("r9") = a6;
+	long ret;
+
+	__asm__ volatile ("syscall"
+			  : "=a"(ret)
+			  : "0"(nr), "D"(a1), "S"(a2), "d"(a3), "r"(r10),
+			    "r"(r8), "r"(r9)
+			  : "rcx", "r11", "memory");
+	return ret;
+#else
+	long ret = syscall(nr, a1, a2, a3, a4, a5, a6);
+
+	return ret < 0 ? -errno : ret;
+#endif
+}
+
+long np_sys_move_pages(int pid, unsigned long n,
+		       const __u64 *pages, const int *nodes,
+		       int *status, int flags)
+{
+	return np_raw_syscall6(SYS_move_pages, pid, n, (uintptr_t)pages,
+			       (uintptr_t)nodes, (uintptr_t)status, flags);
+}
+
+long np_sys_query(int pid, unsigned long n, const __u64 *pages,
+		  int *status)
+{
+	for (unsigned long i = 0; i < n; i++)
+		status[i] = NP_SENTINEL;
+	return np_sys_move_pages(pid, n, pages, NULL, status, 0);
+}
+
+void np_query_init(struct numaplace_query *q, int pid,
+		   __u32 flags)
+{
+	memset(q, 0, sizeof(*q));
+	q->size = sizeof(*q);
+	q->flags = flags;
+	q->pid = pid;
+}
+
+int np_query_range(int fd, int pid, __u32 flags, __u64 start,
+		   __u64 len, struct numaplace_run *runs,
+		   __u32 cap, __s32 *status, __u64 *node_pages,
+		   __u32 nr_nodes, struct numaplace_query *q)
+{
+	np_query_init(q, pid, flags);
+	q->start = start;
+	q->len = len;
+	q->runs_ptr = (uintptr_t)runs;
+	q->runs_cap = cap;
+	q->status_ptr = (uintptr_t)status;
+	q->node_pages_ptr = (uintptr_t)node_pages;
+	q->node_pages_len = nr_nodes;
+	return np_query(fd, q);
+}
+
+int np_query_array(int fd, int pid, __u32 flags,
+		   const __u64 *pages, __u64 count,
+		   __s32 *status, __u64 *node_pages,
+		   __u32 nr_nodes, struct numaplace_query *q)
+{
+	np_query_init(q, pid, flags | NUMAPLACE_QUERY_PAGES);
+	q->pages_ptr = (uintptr_t)pages;
+	q->count = count;
+	q->status_ptr = (uintptr_t)status;
+	q->node_pages_ptr = (uintptr_t)node_pages;
+	q->node_pages_len = nr_nodes;
+	return np_query(fd, q);
+}
+
+int np_write_str(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t len = strlen(val), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = write(fd, val, len);
+	if (ret < 0)
+		ret = -errno;
+	close(fd);
+	return ret < 0 ? ret : ret == len ? 0 : -EIO;
+}
+
+int np_read_str(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t len;
+
+	if (fd < 0)
+		return -errno;
+	len = read(fd, buf, size - 1);
+	close(fd);
+	if (len < 0)
+		return -errno;
+	buf[len] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+	return 0;
+}
+
+long np_read_long(const char *path)
+{
+	char buf[64];
+
+	return np_read_str(path, buf, sizeof(buf)) ? -1 :
+	       strtol(buf, NULL, 0);
+}
+
+
+void np_migrate_init(struct numaplace_migrate *m, int pid,
+		     __u32 flags, __u32 policy)
+{
+	memset(m, 0, sizeof(*m));
+	m->size = sizeof(*m);
+	m->flags = flags;
+	m->pid = pid;
+	m->policy = policy;
+}
+
+int np_migrate(int fd, struct numaplace_migrate *m)
+{
+	return np_ioctl(fd, NUMAPLACE_IOC_MIGRATE, m);
+}
+
+int np_migrate_node(int fd, int pid, __u32 flags, __u64 start,
+		    __u64 len, int node, __s32 *status,
+		    struct numaplace_migrate *m)
+{
+	np_migrate_init(m, pid, flags, NUMAPLACE_POLICY_NODE);
+	m->start = start;
+	m->len = len;
+	m->node = node;
+	m->status_ptr = (uintptr_t)status;
+	return np_migrate(fd, m);
+}
+
+__u32 np_engines_available(const struct numaplace_info *info)
+{
+	__u32 e = 0;
+
+	if (info->features & NUMAPLACE_FEAT_MIGRATE_KERNEL)
+		e |= NUMAPLACE_ENGINE_KERNEL;
+	if (info->features & NUMAPLACE_FEAT_MIGRATE_VMA)
+		e |= NUMAPLACE_ENGINE_VMA;
+	if (info->features & NUMAPLACE_FEAT_MIGRATE_BATCH)
+		e |= NUMAPLACE_ENGINE_BATCH;
+	return e;
+}
+
+__u32 np_vma_engine(__u32 flags, __u32 avail)
+{
+	if (flags & NUMAPLACE_MIGRATE_ENGINE_VMA)
+		return NUMAPLACE_ENGINE_VMA;
+	if (flags & NUMAPLACE_MIGRATE_ENGINE_BATCH)
+		return NUMAPLACE_ENGINE_BATCH;
+	if (flags & NUMAPLACE_MIGRATE_ENGINE_KERNEL)
+		return 0;
+	if (avail & NUMAPLACE_ENGINE_BATCH)
+		return NUMAPLACE_ENGINE_BATCH;
+	return avail & NUMAPLACE_ENGINE_VMA;
+}
+
+__u32 np_engines_allowed(const struct numaplace_info *info,
+			 __u32 flags)
+{
+	__u32 e = 0;
+
+	if (!(flags & NP_MIG_ENGINE_FLAGS))
+		return np_engines_available(info);
+	if (flags & NUMAPLACE_MIGRATE_ENGINE_KERNEL)
+		e |= NUMAPLACE_ENGINE_KERNEL;
+	if (flags & NUMAPLACE_MIGRATE_ENGINE_VMA)
+		e |= NUMAPLACE_ENGINE_VMA;
+	/* The batched engine hands what it does not move to the kernel's. */
+	if (flags & NUMAPLACE_MIGRATE_ENGINE_BATCH)
+		e |= NUMAPLACE_ENGINE_BATCH | NUMAPLACE_ENGINE_KERNEL;
+	return e & np_engines_available(info);
+}
+
+__u64 np_stamp_word(size_t i, __u64 g, size_t k)
+{
+	__u64 x = (i + 1) * 0x9e3779b97f4a7c15ULL ^ g * 0xc2b2ae3d27d4eb4fULL;
+
+	return x ^ (k * 0x165667b19e3779f9ULL) ^ (x >> 29);
+}
+
+long np_pages_not_on(int pid, const char *buf, size_t n,
+		     int node, long *first, int *where)
+{
+	const size_t psz = sysconf(_SC_PAGESIZE);
+	__u64 *a = calloc(n, sizeof(*a));
+	int *st = calloc(n, sizeof(*st));
+	long bad = 0;
+
+	if (!a || !st) {
+		free(a);
+		free(st);
+		return n;
+	}
+	for (size_t i = 0; i < n; i++)
+		a[i] = (uintptr_t)buf + i * psz;
+	if (np_sys_query(pid, n, a, st)) {
+		bad = n;
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			if (st[i] == node)
+				continue;
+			if (!bad) {
+				*first = i;
+				*where = st[i];
+			}
+			bad++;
+		}
+	}
+	free(a);
+	free(st);
+	return bad;
+}
+
+int np_fail_slot(int status)
+{
+	switch (status) {
+	case -ENOMEM:
+		return NUMAPLACE_FAIL_ENOMEM;
+	case -EBUSY:
+		return NUMAPLACE_FAIL_EBUSY;
+	case -EACCES:
+		return NUMAPLACE_FAIL_EACCES;
+	case -EFAULT:
+		return NUMAPLACE_FAIL_EFAULT;
+	case -ENOENT:
+		return NUMAPLACE_FAIL_ENOENT;
+	default:
+		return NUMAPLACE_FAIL_OTHER;
+	}
+}
+
+int np_check_mig_counters(struct np_ctx *c, const char *what,
+			  const struct numaplace_migrate *m,
+			  const __s32 *status, size_t n,
+			  int range, __u32 allowed)
+{
+	__u64 fail[NUMAPLACE_FAIL_MAX] = { 0 }, nfail = 0, sum = 0;
+	int bad = 0;
+
+	np_log_start(c);
+	for (size_t i = 0; status && i < n; i++) {
+		if (status[i] >= 0)
+			continue;
+		nfail++;
+		fail[np_fail_slot(status[i])]++;
+	}
+	for (int r = 0; r < NUMAPLACE_FAIL_MAX; r++) {
+		sum += m->nr_failed[r];
+		if (status && m->nr_failed[r] != fail[r]) {
+			bad++;
+			np_log(c, "%s: nr_failed[%d] %llu, status says %llu",
+			       what, r, (unsigned long long)m->nr_failed[r],
+			       (unsigned long long)fail[r]);
+		}
+	}
+	if (sum != m->nr_failed_pages) {
+		bad++;
+		np_log(c, "%s: nr_failed[] add up to %llu, nr_failed_pages %llu",
+		       what, (unsigned long long)sum,
+		       (unsigned long long)m->nr_failed_pages);
+	}
+	if (status && m->nr_failed_pages != nfail) {
+		bad++;
+		np_log(c, "%s: nr_failed_pages %llu, status says %llu", what,
+		       (unsigned long long)m->nr_failed_pages,
+		       (unsigned long long)nfail);
+	}
+	if (range && m->nr_moved_pages + m->nr_in_place_pages +
+		     m->nr_failed_pages != m->done) {
+		bad++;
+		np_log(c, "%s: moved %llu + in place %llu + failed %llu != done %llu",
+		       what, (unsigned long long)m->nr_moved_pages,
+		       (unsigned long long)m->nr_in_place_pages,
+		       (unsigned long long)m->nr_failed_pages,
+		       (unsigned long long)m->done);
+	}
+	if (m->nr_moved_folios > m->nr_moved_pages ||
+	    !m->nr_moved_folios != !m->nr_moved_pages) {
+		bad++;
+		np_log(c, "%s: %llu folios moved for %llu pages", what,
+		       (unsigned long long)m->nr_moved_folios,
+		       (unsigned long long)m->nr_moved_pages);
+	}
+	if (!m->engines != !m->nr_moved_pages || (m->engines & ~allowed)) {
+		bad++;
+		np_log(c, "%s: engines %#x (may be %#x) with %llu pages moved",
+		       what, m->engines, allowed,
+		       (unsigned long long)m->nr_moved_pages);
+	}
+	return np_log_end(c, what, bad);
+}
+
+long np_mempolicy(int mode, int node)
+{
+	unsigned long mask[NUMAPLACE_NODE_WORDS] = { 0 };
+	long ret;
+
+	if (node >= 0)
+		mask[node / 64] = 1UL << (node % 64);
+	ret = syscall(SYS_set_mempolicy, mode, node >= 0 ? mask : NULL,
+		      node >= 0 ? NUMAPLACE_MAX_NODES + 1 : 0);
+	return ret < 0 ? -errno : 0;
+}
+
+long np_mono_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+int np_isolated(long *anon, long *file)
+{
+	char line[128];
+	FILE *f;
+
+	np_write_str("/proc/sys/vm/stat_refresh", "1");
+	f = fopen("/proc/vmstat", "re");
+	if (!f)
+		return -errno;
+	*anon = *file = -1;
+	while (fgets(line, sizeof(line), f)) {
+		sscanf(line, "nr_isolated_anon %ld", anon);
+		sscanf(line, "nr_isolated_file %ld", file);
+	}
+	fclose(f);
+	return *anon < 0 || *file < 0 ? -ENOENT : 0;
+}
+
+long np_meminfo_kb(const char *key)
+{
+	char line[256];
+	long val = -1;
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, strlen(key)) && line[strlen(key)] == ':')
+			val = strtol(line + strlen(key) + 1, NULL, 10);
+	fclose(f);
+	return val;
+}
+
+const char *np_cg_file(char *buf, size_t len, const char *cg,
+		       const char *file)
+{
+	snprintf(buf, len, "%s/%s", cg, file);
+	return buf;
+}
+
+int np_memcg_make(const char *name, char *cg, size_t len)
+{
+	char f[256];
+
+	if (access(NP_CG_ROOT "/cgroup.controllers", R_OK))
+		return -ENOENT;
+	np_write_str(NP_CG_ROOT "/cgroup.subtree_control", "+memory");
+	snprintf(cg, len, NP_CG_ROOT "/%s", name);
+	if (mkdir(cg, 0755) && errno != EEXIST)
+		return -errno;
+	return access(np_cg_file(f, sizeof(f), cg, "memory.max"), W_OK) ?
+	       -ENOENT : 0;
+}
+
+int np_memcg_set(const char *cg, const char *file,
+		 const char *val)
+{
+	char f[256];
+
+	return np_write_str(np_cg_file(f, sizeof(f), cg, file), val);
+}
+
+long np_memcg_long(const char *cg, const char *file)
+{
+	char f[256];
+
+	return np_read_long(np_cg_file(f, sizeof(f), cg, file));
+}
+
+long np_memcg_key(const char *cg, const char *file,
+		  const char *key)
+{
+	char f[256], k[64];
+	long v, ret = -ENOENT;
+	FILE *fp = fopen(np_cg_file(f, sizeof(f), cg, file), "re");
+
+	if (!fp)
+		return -errno;
+	while (fscanf(fp, "%63s %ld", k, &v) == 2)
+		if (!strcmp(k, key)) {
+			ret = v;
+			break;
+		}
+	fclose(fp);
+	return ret;
+}
+
+int np_memcg_enter(const char *cg)
+{
+	return np_memcg_set(cg, "cgroup.procs", "0");
+}
+
+int np_memcg_fork(const char *name, char *cg, size_t len,
+		  int (*fn)(const char *cg, void *arg), void *arg)
+{
+	int ret = np_memcg_make(name, cg, len), status;
+	pid_t pid;
+
+	if (ret)
+		return ret;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (!pid)
+		_exit(fn(cg, arg));
+	if (waitpid(pid, &status, 0) != pid)
+		return -errno;
+	return status;
+}
+
+int np_memcg_remove(const char *cg)
+{
+	for (int i = 0; i < 50; i++) {
+		if (!rmdir(cg) || errno == ENOENT)
+			return 0;
+		usleep(20000);
+	}
+	return -errno;
+}
+
+unsigned int np_time_scale(void)
+{
+	const char *v = getenv("NP_TEST_TIMEOUT_SCALE");
+	long k = v ? strtol(v, NULL, 10) : 1;
+
+	return k < 1 || k > NP_TIMEOUT_SCALE_MAX ? 1 : k;
+}
