@@ -4,8 +4,11 @@
  * then one per node; CONFIG_GET/SET read and change the knobs (SET needs
  * CAP_SYS_ADMIN: they size what the module allocates and how many threads
  * copy); MIGRATE_DONE and WATCH go to the "events" group (joining it needs
- * CAP_SYS_ADMIN, genl-ops.c), built only when someone listens. One
- * *_fill() per message.
+ * CAP_SYS_ADMIN, np_genl_mcgrps), built only when someone listens. One
+ * *_fill() per message. The policy and ops tables are generated from
+ * Documentation/netlink/specs/numaplace.yaml (genl-gen.c, make genl-gen);
+ * the family is here: the generator would make it netns-aware, and its
+ * group could not ask for CAP_SYS_ADMIN.
  */
 #include <linux/capability.h>
 #include <linux/sched.h>
@@ -16,6 +19,28 @@
 #include "genl.h"
 #include "stats.h"
 #include "watch.h"
+
+static const struct genl_multicast_group np_genl_mcgrps[] = {
+	/*
+	 * Events name other users' processes (pid, watched ranges, their
+	 * placement): joining needs CAP_SYS_ADMIN, as reading another
+	 * process's placement needs the ptrace check (admin-guide.md).
+	 */
+	[NUMAPLACE_NLGRP_EVENTS] = { .name = NUMAPLACE_MCGRP_EVENTS,
+				     .flags = NP_GENL_MCAST_CAP },
+};
+
+/* The ops' CONFIG_SET is admin-perm; its handler asks for CAP_SYS_ADMIN. */
+static struct genl_family np_genl_family __ro_after_init = {
+	.name = NUMAPLACE_FAMILY_NAME,
+	.version = NUMAPLACE_FAMILY_VERSION,
+	.netnsok = false,
+	.parallel_ops = true,
+	.module = THIS_MODULE,
+	NP_GENL_FAMILY_OPS(numaplace_nl_ops),
+	.mcgrps = np_genl_mcgrps,
+	.n_mcgrps = ARRAY_SIZE(np_genl_mcgrps),
+};
 
 static int np_put_u64(struct sk_buff *skb, int type, u64 v, int pad)
 {
@@ -125,7 +150,7 @@ cancel:
 }
 
 /* cb->args[0]: 0 for the global message, then node id + 1. */
-int np_genl_stats_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+int numaplace_nl_stats_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	u32 portid = NETLINK_CB(cb->skb).portid, seq = cb->nlh->nlmsg_seq;
 	long idx = cb->args[0];
@@ -171,7 +196,7 @@ static int np_genl_config_fill(struct sk_buff *skb, u32 portid, u32 seq)
 	return 0;
 }
 
-int np_genl_config_get_doit(struct sk_buff *skb, struct genl_info *info)
+int numaplace_nl_config_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct sk_buff *msg = nlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	int ret;
@@ -203,7 +228,7 @@ static int np_genl_engine_check(u32 engine, const struct nlattr *attr,
 	return -EOPNOTSUPP;
 }
 
-int np_genl_config_set_doit(struct sk_buff *skb, struct genl_info *info)
+int numaplace_nl_config_set_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr *engine = info->attrs[NUMAPLACE_A_CONFIG_ENGINE];
 	struct nlattr *batch = info->attrs[NUMAPLACE_A_CONFIG_BATCH_PAGES];
@@ -269,7 +294,7 @@ static struct sk_buff *np_genl_event_new(void)
 {
 	if (!NP_GENL_MCAST_PROTECTED ||
 	    !genl_has_listeners(&np_genl_family, &init_net,
-				NP_GENL_MCGRP_EVENTS))
+				NUMAPLACE_NLGRP_EVENTS))
 		return NULL;
 	return genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 }
@@ -281,7 +306,7 @@ static void np_genl_event_send(struct sk_buff *msg, int fill_err)
 		nlmsg_free(msg);
 		return;
 	}
-	genlmsg_multicast(&np_genl_family, msg, 0, NP_GENL_MCGRP_EVENTS,
+	genlmsg_multicast(&np_genl_family, msg, 0, NUMAPLACE_NLGRP_EVENTS,
 			  GFP_KERNEL);
 }
 
