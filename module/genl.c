@@ -49,13 +49,6 @@ static int np_put_u64(struct sk_buff *skb, int type, u64 v, int pad)
 
 static int np_genl_stats_fill_global(struct sk_buff *skb, u32 portid, u32 seq)
 {
-	static const u8 errnos[NUMAPLACE_FAIL_OTHER] = {
-		[NUMAPLACE_FAIL_ENOMEM] = ENOMEM,
-		[NUMAPLACE_FAIL_EBUSY] = EBUSY,
-		[NUMAPLACE_FAIL_EACCES] = EACCES,
-		[NUMAPLACE_FAIL_EFAULT] = EFAULT,
-		[NUMAPLACE_FAIL_ENOENT] = ENOENT,
-	};
 	static const u8 attrs[NP_STAT_MAX] = {
 		[NP_STAT_QUERY_CALLS] = NUMAPLACE_A_STATS_QUERY_CALLS,
 		[NP_STAT_QUERY_PAGES] = NUMAPLACE_A_STATS_QUERY_PAGES,
@@ -83,8 +76,7 @@ static int np_genl_stats_fill_global(struct sk_buff *skb, u32 portid, u32 seq)
 			continue;
 		nest = nla_nest_start(skb, NUMAPLACE_A_STATS_FAIL);
 		if (!nest ||
-		    nla_put_u32(skb, NUMAPLACE_A_FAIL_ERRNO,
-				i < NUMAPLACE_FAIL_OTHER ? errnos[i] : 0) ||
+		    nla_put_u32(skb, NUMAPLACE_A_FAIL_ERRNO, np_fail_errno(i)) ||
 		    np_put_u64(skb, NUMAPLACE_A_FAIL_PAGES, sum.fail[i],
 			       NUMAPLACE_A_FAIL_PAD))
 			goto cancel;
@@ -215,14 +207,8 @@ int numaplace_nl_config_get_doit(struct sk_buff *skb, struct genl_info *info)
 static int np_genl_engine_check(u32 engine, const struct nlattr *attr,
 				struct netlink_ext_ack *extack)
 {
-	static const u32 bits[] = {
-		[NUMAPLACE_CONFIG_ENGINE_KERNEL] = NUMAPLACE_ENGINE_KERNEL,
-		[NUMAPLACE_CONFIG_ENGINE_VMA] = NUMAPLACE_ENGINE_VMA,
-		[NUMAPLACE_CONFIG_ENGINE_BATCH] = NUMAPLACE_ENGINE_BATCH,
-	};
-
 	if (engine == NUMAPLACE_CONFIG_ENGINE_AUTO ||
-	    (np_migrate_engines() & bits[engine]))
+	    (np_migrate_engines() & np_config_engine_bit(engine)))
 		return 0;
 	NL_SET_ERR_MSG_ATTR(extack, attr, "engine not available on this host");
 	return -EOPNOTSUPP;

@@ -101,6 +101,8 @@ int np_query(void *arg);
 /* module/migrate.c */
 int np_migrate(void *arg);
 unsigned int np_migrate_engines(void);
+unsigned int np_config_engine_bit(u32 engine);
+unsigned int np_fail_errno(unsigned int reason);
 
 /* module/watch.c */
 int np_watch(void *arg);
