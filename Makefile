@@ -14,13 +14,15 @@
 #                        selftests (after make modules-all)
 #   make check-debug     the same on a KASAN/lockdep/DEBUG_VM kernel built from
 #                        Debian's linux-source-6.1, with a 10-minute soak
+#   make genl-gen        regenerate the netlink code from its spec (ynl-gen-c.py)
+#   make genl-check      fail if the committed generated netlink code is stale
 #   make demo            deps + build + show numaplace at work in the NUMA VM
 #   make bench           the benchmarks, in the VM
 #   make bench-preload   only the LD_PRELOAD shim on an unmodified program, in the VM
 #   make bench-migratepages  numactl's migratepages with and without the shim, in the VM
 #   make install         numaplace.ko into /lib/modules/$(KABI)/updates, depmod, udev rule
 #   make install-tools   the CLI, libnumaplace, libnumaplace-preload.so, man pages
-#   make install-headers uapi/linux/numaplace.h and numaplace.h into $(PREFIX)/include
+#   make install-headers uapi/linux/numaplace{,-genl}.h and numaplace.h into $(PREFIX)/include
 
 CONF    := tools/vm/kernels.conf
 KERNELS := $(shell awk '!/^\#/ && NF {print $$1}' $(CONF))
@@ -87,7 +89,7 @@ BENCH_SRC := $(wildcard tools/bench/*.c)
 BENCHES  := $(patsubst tools/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 MOD_SRC  := Kbuild $(wildcard module/*.c module/*.h uapi/linux/*.h)
 
-.PHONY: all module modules modules-all tools deps deb check check-man checkpatch demo bench bench-stats bench-profile bench-watch clean \
+.PHONY: all module modules modules-all tools deps deb check check-man checkpatch genl-gen genl-check demo bench bench-stats bench-profile bench-watch clean \
 	bench-preload bench-migratepages install install-tools install-headers check-debug
 all: modules tools
 
@@ -128,7 +130,7 @@ tools: $(BUILD)/lib/libnumaplace.so $(BUILD)/lib/libnumaplace.a \
        $(BUILD)/bin/numaplace $(BUILD)/bin/np-workload $(BUILD)/bin/np-demo-compare $(TESTS) \
        $(BUILD)/lib/libnumaplace-preload.so
 
-$(BUILD)/lib/%.o: tools/lib/%.c $(wildcard tools/lib/*.h) uapi/linux/numaplace.h
+$(BUILD)/lib/%.o: tools/lib/%.c $(wildcard tools/lib/*.h) $(wildcard uapi/linux/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
 
@@ -150,7 +152,7 @@ $(BUILD)/lib/libnumaplace-preload.so: $(BUILD)/lib/preload.o tools/lib/preload.m
 # The release, once: the CLI's --version, dkms.conf and debian/changelog
 # (debian/rules refuses a package whose versions disagree).
 NP_VERSION := $(shell cat $(CURDIR)/VERSION)
-$(BUILD)/bin/numaplace: $(CLI_SRC) $(wildcard tools/numaplace/*.h) $(BUILD)/lib/libnumaplace.so VERSION
+$(BUILD)/bin/numaplace: $(CLI_SRC) $(wildcard tools/numaplace/*.h) $(wildcard uapi/linux/*.h) $(BUILD)/lib/libnumaplace.so VERSION
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DNP_VERSION='"$(NP_VERSION)"' -Itools/numaplace -o $@ $(CLI_SRC) \
 		-L$(BUILD)/lib -lnumaplace $(shell pkg-config --libs libmnl 2>/dev/null)
@@ -174,7 +176,7 @@ $(BUILD)/selftests/watch: TEST_LIBS = $(shell pkg-config --libs libmnl 2>/dev/nu
 
 # The tests' helpers, once: outside build/selftests, whose every file
 # tools/vm/run puts in the guest as a test.
-$(BUILD)/testlib/%.o: selftests/%.c $(wildcard selftests/*.h) $(KSFT)/kselftest_harness.h
+$(BUILD)/testlib/%.o: selftests/%.c $(wildcard selftests/*.h) $(wildcard uapi/linux/*.h) $(KSFT)/kselftest_harness.h
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -c -o $@ $<
 
@@ -182,12 +184,12 @@ $(TEST_LIB): $(patsubst selftests/%.c,$(BUILD)/testlib/%.o,$(TEST_LIB_SRC))
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(BUILD)/selftests/%: selftests/%.c $(wildcard selftests/*.h) $(TEST_LIB) $(KSFT)/kselftest_harness.h $(BUILD)/lib/libnumaplace.so
+$(BUILD)/selftests/%: selftests/%.c $(wildcard selftests/*.h) $(wildcard uapi/linux/*.h) $(TEST_LIB) $(KSFT)/kselftest_harness.h $(BUILD)/lib/libnumaplace.so
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_LIB) -L$(BUILD)/lib -lnumaplace -lpthread $(TEST_LIBS)
 
 # The benchmarks run in the guest (tools/vm/run copies $(BUILD)/bench/*).
-$(BUILD)/bench/%: tools/bench/%.c tools/bench/watches.h tools/lib/numaplace.h uapi/linux/numaplace.h $(BUILD)/lib/libnumaplace.so
+$(BUILD)/bench/%: tools/bench/%.c tools/bench/watches.h tools/lib/numaplace.h $(wildcard uapi/linux/*.h) $(BUILD)/lib/libnumaplace.so
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< -L$(BUILD)/lib -lnumaplace
 
@@ -228,17 +230,54 @@ check-debug: deps
 	NP_SOAK_SECONDS=$(CHECK_DEBUG_SOAK) NP_FUZZ_SECONDS=$(CHECK_DEBUG_FUZZ) \
 		tools/vm/check debug
 
+# ---- Generic netlink from its spec ----------------------------------------
+# Documentation/netlink/specs/numaplace.yaml is the source of the uapi
+# enums (uapi/linux/numaplace-genl.h) and of the module's policy and ops
+# tables (module/genl-gen.{c,h}), written by the kernel's ynl-gen-c.py
+# (tools/deps.sh puts linux-source-6.12's into build/ynl). The generated
+# files are committed, as the kernel's are: building needs no Python
+# (DKMS), and genl-check, part of make check, regenerates them into
+# build/ and fails when they differ. The generator reads its JSON schema
+# next to the spec's directory: the spec is copied into build/ynl's tree.
+YNL       := $(BUILD)/ynl
+GENL_SPEC := Documentation/netlink/specs/numaplace.yaml
+GENL_OUT  := uapi/linux/numaplace-genl.h module/genl-gen.h module/genl-gen.c
+# $(1): the directory the generated files go under.
+define np_genl_gen
+	@test -f $(YNL)/tools/net/ynl/ynl-gen-c.py || { echo "no ynl-gen-c.py in $(YNL): run 'make deps'" >&2; exit 1; }
+	@mkdir -p $(1)/uapi/linux $(1)/module
+	cp $(GENL_SPEC) $(YNL)/Documentation/netlink/specs/numaplace.yaml
+	cd $(YNL) && python3 tools/net/ynl/ynl-gen-c.py --mode uapi --header \
+		--spec Documentation/netlink/specs/numaplace.yaml -o $(1)/uapi/linux/numaplace-genl.h
+	cd $(YNL) && python3 tools/net/ynl/ynl-gen-c.py --mode kernel --header \
+		--spec Documentation/netlink/specs/numaplace.yaml -o $(1)/module/genl-gen.h
+	cd $(YNL) && python3 tools/net/ynl/ynl-gen-c.py --mode kernel --source \
+		--spec Documentation/netlink/specs/numaplace.yaml -o $(1)/module/genl-gen.c
+endef
+genl-gen:
+	$(call np_genl_gen,$(CURDIR))
+GENL_CHECK := $(BUILD)/genl-check
+genl-check:
+	@rm -rf $(GENL_CHECK)
+	$(call np_genl_gen,$(GENL_CHECK))
+	@for f in $(GENL_OUT); do \
+		diff -u $$f $(GENL_CHECK)/$$f || { \
+		echo "genl-check: $$f is not what $(GENL_SPEC) generates: run 'make genl-gen' and commit it" >&2; \
+		exit 1; }; done
+	@echo "genl-check: $(GENL_OUT) match $(GENL_SPEC)"
+
 # Kernel coding style for the module and the ABI (checkpatch.pl comes from
 # linux-source, see tools/deps.sh). The compat header compares kernel
 # versions on purpose.
 checkpatch:
 	perl $(BUILD)/checkpatch/checkpatch.pl --no-tree --terse -f \
 		--ignore LINUX_VERSION_CODE,CONSTANT_COMPARISON \
-		$(wildcard module/*.c module/*.h) uapi/linux/numaplace.h \
+		$(wildcard module/*.c module/*.h) $(wildcard uapi/linux/*.h) \
 		selftests/kmod/np_fake_dma.c
 
 # The README's test command: set-up included, so it works on a fresh machine.
 check: deps
+	$(MAKE) --no-print-directory genl-check
 	$(MAKE) --no-print-directory modules-all tools check-man deb
 	tools/vm/check --deb $(DEB_DIR) $(TEST_KERNELS)
 
@@ -346,6 +385,8 @@ install-tools: $(BUILD)/bin/numaplace $(BUILD)/lib/libnumaplace.so \
 install-headers:
 	install -D -m 0644 uapi/linux/numaplace.h \
 		$(DESTDIR)$(INCDIR)/linux/numaplace.h
+	install -D -m 0644 uapi/linux/numaplace-genl.h \
+		$(DESTDIR)$(INCDIR)/linux/numaplace-genl.h
 	install -D -m 0644 tools/lib/numaplace.h \
 		$(DESTDIR)$(INCDIR)/numaplace.h
 

@@ -28,6 +28,37 @@
 #endif
 
 /*
+ * v6.2 "genetlink: introduce split op representation": genl_split_ops,
+ * one per do or dump of a command, is what the spec's generated
+ * module/genl-gen.c fills (numaplace_nl_ops). Before it, a genl_ops has
+ * the members the table sets (cmd, flags, policy, maxattr, doit, dumpit)
+ * and the family takes it as .ops, which wants each command once: the
+ * table's commands have a do or a dump, never both. The GENL_CMD_CAP_*
+ * flags the generator adds are what 6.1's CTRL_ATTR_OPS reports anyway.
+ */
+#ifdef NP_HAVE_GENL_SPLIT_OPS
+#define NP_GENL_FAMILY_OPS(table) \
+	.split_ops = (table), .n_split_ops = ARRAY_SIZE(table)
+#else
+#define genl_split_ops genl_ops
+#define NP_GENL_FAMILY_OPS(table) .ops = (table), .n_ops = ARRAY_SIZE(table)
+#endif
+
+/*
+ * v6.2 "netlink: make range pointers in policies const": before it an
+ * nla_policy points to a non-const netlink_range_validation, and the
+ * generated policy's range is const. The kernel only reads it.
+ */
+#ifndef NP_HAVE_CONST_NLA_RANGE
+#undef NLA_POLICY_FULL_RANGE
+#define NLA_POLICY_FULL_RANGE(tp, _range) {				\
+	.type = NLA_ENSURE_UINT_OR_BINARY_TYPE(tp),		\
+	.validation_type = NLA_VALIDATE_RANGE_PTR,			\
+	.range = (struct netlink_range_validation *)(_range),		\
+}
+#endif
+
+/*
  * v6.12 "mm/migrate: convert do_pages_stat_array() from follow_page() to
  * folio_walk": move_pages(nodes == NULL) answers -ENOENT for holes,
  * special PTEs and PROT_NONE/NUMA-hint entries' absence, and the node for

@@ -85,7 +85,7 @@ static int np_limit_show(struct seq_file *s, void *unused)
 	int from = first_node(node_states[N_MEMORY]);
 	int to = next_node_in(from, node_states[N_MEMORY]);
 	unsigned int cpus = min_t(unsigned int, num_online_cpus(),
-				  NP_COPY_WORKERS_MAX);
+				  NUMAPLACE_COPY_WORKERS_MAX);
 	struct np_limit l;
 	u64 t0, ns, zero_ns;
 	int ret;

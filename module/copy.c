@@ -46,7 +46,7 @@ int np_copy_init(void)
 	 */
 	np_copy_wq = alloc_workqueue("numaplace_copy",
 				     WQ_UNBOUND | WQ_MEM_RECLAIM,
-				     NP_COPY_WORKERS_MAX);
+				     NUMAPLACE_COPY_WORKERS_MAX);
 	return np_copy_wq ? 0 : -ENOMEM;
 }
 
@@ -57,7 +57,7 @@ void np_copy_exit(void)
 
 /*
  * Threads for a job of @nr items on node @nid: np_config.copy_workers, or
- * the CPUs of the node; capped by NP_COPY_WORKERS_MAX and by @min_share
+ * the CPUs of the node; capped by NUMAPLACE_COPY_WORKERS_MAX and by @min_share
  * items a share (a work item costs more than a few items).
  */
 unsigned int np_par_workers(unsigned int nr, int nid, unsigned int min_share)
@@ -67,7 +67,7 @@ unsigned int np_par_workers(unsigned int nr, int nid, unsigned int min_share)
 	if (!w)
 		w = nid == NUMA_NO_NODE ? 1 :
 		    max_t(unsigned int, 1, nr_cpus_node(nid));
-	w = min3(w, (unsigned int)NP_COPY_WORKERS_MAX,
+	w = min3(w, (unsigned int)NUMAPLACE_COPY_WORKERS_MAX,
 		 DIV_ROUND_UP(nr, max(min_share, 1U)));
 	return max(w, 1U);
 }
@@ -87,8 +87,8 @@ static void np_par_work(struct work_struct *work)
 void np_par_run(unsigned int nr, unsigned int workers, int nid, np_par_fn fn,
 		void *ctx)
 {
-	struct np_par_share shares[NP_COPY_WORKERS_MAX];
-	unsigned int w = clamp(workers, 1U, (unsigned int)NP_COPY_WORKERS_MAX);
+	struct np_par_share shares[NUMAPLACE_COPY_WORKERS_MAX];
+	unsigned int w = clamp(workers, 1U, (unsigned int)NUMAPLACE_COPY_WORKERS_MAX);
 	unsigned int i, per = DIV_ROUND_UP(nr, w);
 
 	for (i = 1; i < w; i++) {

@@ -54,7 +54,7 @@ struct np_copy_batch {
 	struct np_copy_stats {
 		u64 alloc_ns, copy_ns;
 		unsigned long dma_pages, dma_fallback;
-	} shares[NP_COPY_WORKERS_MAX];
+	} shares[NUMAPLACE_COPY_WORKERS_MAX];
 	u64 alloc_ns, copy_ns, wall_ns;
 	unsigned long dma_pages, dma_fallback;
 	unsigned int workers;

@@ -39,7 +39,7 @@
  * batch is copied and restored: the destinations are held on top of the
  * sources, uncharged until migrate_vma_pages() moves the charge (on 6.1 it
  * charges them by force while the sources wait for finalize), so a round
- * of up to NP_BATCH_PAGES_MAX pages goes in windows of 8 MiB.
+ * of up to NUMAPLACE_BATCH_PAGES_MAX pages goes in windows of 8 MiB.
  */
 #define NP_BATCH_WINDOW_PAGES	(SZ_8M >> PAGE_SHIFT)
 

@@ -232,7 +232,7 @@ static void np_prealloc_end(struct np_prealloc *p)
  * Destinations allocated ahead of migrate_pages() (in parallel, zeroing
  * included) are held on top of the sources, uncharged, until it takes
  * them: at most this many pages of them at a time, whatever the round
- * (16 MiB: eight THPs, a share for each of up to NP_COPY_WORKERS_MAX
+ * (16 MiB: eight THPs, a share for each of up to NUMAPLACE_COPY_WORKERS_MAX
  * workers). The kernel's own path holds one folio's worth.
  */
 #define NP_PREALLOC_WINDOW_PAGES	(SZ_16M >> PAGE_SHIFT)

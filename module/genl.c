@@ -4,8 +4,11 @@
  * then one per node; CONFIG_GET/SET read and change the knobs (SET needs
  * CAP_SYS_ADMIN: they size what the module allocates and how many threads
  * copy); MIGRATE_DONE and WATCH go to the "events" group (joining it needs
- * CAP_SYS_ADMIN, genl-ops.c), built only when someone listens. One
- * *_fill() per message.
+ * CAP_SYS_ADMIN, np_genl_mcgrps), built only when someone listens. One
+ * *_fill() per message. The policy and ops tables are generated from
+ * Documentation/netlink/specs/numaplace.yaml (genl-gen.c, make genl-gen);
+ * the family is here: the generator would make it netns-aware, and its
+ * group could not ask for CAP_SYS_ADMIN.
  */
 #include <linux/capability.h>
 #include <linux/sched.h>
@@ -17,6 +20,28 @@
 #include "stats.h"
 #include "watch.h"
 
+static const struct genl_multicast_group np_genl_mcgrps[] = {
+	/*
+	 * Events name other users' processes (pid, watched ranges, their
+	 * placement): joining needs CAP_SYS_ADMIN, as reading another
+	 * process's placement needs the ptrace check (admin-guide.md).
+	 */
+	[NUMAPLACE_NLGRP_EVENTS] = { .name = NUMAPLACE_MCGRP_EVENTS,
+				     .flags = NP_GENL_MCAST_CAP },
+};
+
+/* The ops' CONFIG_SET is admin-perm; its handler asks for CAP_SYS_ADMIN. */
+static struct genl_family np_genl_family __ro_after_init = {
+	.name = NUMAPLACE_FAMILY_NAME,
+	.version = NUMAPLACE_FAMILY_VERSION,
+	.netnsok = false,
+	.parallel_ops = true,
+	.module = THIS_MODULE,
+	NP_GENL_FAMILY_OPS(numaplace_nl_ops),
+	.mcgrps = np_genl_mcgrps,
+	.n_mcgrps = ARRAY_SIZE(np_genl_mcgrps),
+};
+
 static int np_put_u64(struct sk_buff *skb, int type, u64 v, int pad)
 {
 	return nla_put_u64_64bit(skb, type, v, pad);
@@ -24,13 +49,6 @@ static int np_put_u64(struct sk_buff *skb, int type, u64 v, int pad)
 
 static int np_genl_stats_fill_global(struct sk_buff *skb, u32 portid, u32 seq)
 {
-	static const u8 errnos[NUMAPLACE_FAIL_OTHER] = {
-		[NUMAPLACE_FAIL_ENOMEM] = ENOMEM,
-		[NUMAPLACE_FAIL_EBUSY] = EBUSY,
-		[NUMAPLACE_FAIL_EACCES] = EACCES,
-		[NUMAPLACE_FAIL_EFAULT] = EFAULT,
-		[NUMAPLACE_FAIL_ENOENT] = ENOENT,
-	};
 	static const u8 attrs[NP_STAT_MAX] = {
 		[NP_STAT_QUERY_CALLS] = NUMAPLACE_A_STATS_QUERY_CALLS,
 		[NP_STAT_QUERY_PAGES] = NUMAPLACE_A_STATS_QUERY_PAGES,
@@ -58,8 +76,7 @@ static int np_genl_stats_fill_global(struct sk_buff *skb, u32 portid, u32 seq)
 			continue;
 		nest = nla_nest_start(skb, NUMAPLACE_A_STATS_FAIL);
 		if (!nest ||
-		    nla_put_u32(skb, NUMAPLACE_A_FAIL_ERRNO,
-				i < NUMAPLACE_FAIL_OTHER ? errnos[i] : 0) ||
+		    nla_put_u32(skb, NUMAPLACE_A_FAIL_ERRNO, np_fail_errno(i)) ||
 		    np_put_u64(skb, NUMAPLACE_A_FAIL_PAGES, sum.fail[i],
 			       NUMAPLACE_A_FAIL_PAD))
 			goto cancel;
@@ -125,7 +142,7 @@ cancel:
 }
 
 /* cb->args[0]: 0 for the global message, then node id + 1. */
-int np_genl_stats_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+int numaplace_nl_stats_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	u32 portid = NETLINK_CB(cb->skb).portid, seq = cb->nlh->nlmsg_seq;
 	long idx = cb->args[0];
@@ -171,7 +188,7 @@ static int np_genl_config_fill(struct sk_buff *skb, u32 portid, u32 seq)
 	return 0;
 }
 
-int np_genl_config_get_doit(struct sk_buff *skb, struct genl_info *info)
+int numaplace_nl_config_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct sk_buff *msg = nlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	int ret;
@@ -190,20 +207,14 @@ int np_genl_config_get_doit(struct sk_buff *skb, struct genl_info *info)
 static int np_genl_engine_check(u32 engine, const struct nlattr *attr,
 				struct netlink_ext_ack *extack)
 {
-	static const u32 bits[] = {
-		[NUMAPLACE_CONFIG_ENGINE_KERNEL] = NUMAPLACE_ENGINE_KERNEL,
-		[NUMAPLACE_CONFIG_ENGINE_VMA] = NUMAPLACE_ENGINE_VMA,
-		[NUMAPLACE_CONFIG_ENGINE_BATCH] = NUMAPLACE_ENGINE_BATCH,
-	};
-
 	if (engine == NUMAPLACE_CONFIG_ENGINE_AUTO ||
-	    (np_migrate_engines() & bits[engine]))
+	    (np_migrate_engines() & np_config_engine_bit(engine)))
 		return 0;
 	NL_SET_ERR_MSG_ATTR(extack, attr, "engine not available on this host");
 	return -EOPNOTSUPP;
 }
 
-int np_genl_config_set_doit(struct sk_buff *skb, struct genl_info *info)
+int numaplace_nl_config_set_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr *engine = info->attrs[NUMAPLACE_A_CONFIG_ENGINE];
 	struct nlattr *batch = info->attrs[NUMAPLACE_A_CONFIG_BATCH_PAGES];
@@ -269,7 +280,7 @@ static struct sk_buff *np_genl_event_new(void)
 {
 	if (!NP_GENL_MCAST_PROTECTED ||
 	    !genl_has_listeners(&np_genl_family, &init_net,
-				NP_GENL_MCGRP_EVENTS))
+				NUMAPLACE_NLGRP_EVENTS))
 		return NULL;
 	return genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 }
@@ -281,7 +292,7 @@ static void np_genl_event_send(struct sk_buff *msg, int fill_err)
 		nlmsg_free(msg);
 		return;
 	}
-	genlmsg_multicast(&np_genl_family, msg, 0, NP_GENL_MCGRP_EVENTS,
+	genlmsg_multicast(&np_genl_family, msg, 0, NUMAPLACE_NLGRP_EVENTS,
 			  GFP_KERNEL);
 }
 

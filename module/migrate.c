@@ -45,6 +45,21 @@ unsigned int np_migrate_engines(void)
 }
 
 /*
+ * The engine bit (NUMAPLACE_ENGINE_*) of a configured engine
+ * (NUMAPLACE_CONFIG_ENGINE_*); 0 for AUTO, which is every engine.
+ */
+unsigned int np_config_engine_bit(u32 engine)
+{
+	static const unsigned int bits[] = {
+		[NUMAPLACE_CONFIG_ENGINE_KERNEL] = NUMAPLACE_ENGINE_KERNEL,
+		[NUMAPLACE_CONFIG_ENGINE_VMA] = NUMAPLACE_ENGINE_VMA,
+		[NUMAPLACE_CONFIG_ENGINE_BATCH] = NUMAPLACE_ENGINE_BATCH,
+	};
+
+	return engine < ARRAY_SIZE(bits) ? bits[engine] : 0;
+}
+
+/*
  * The engines of this call. An ENGINE_* flag asks for exactly one. Else
  * the configured engine (netlink CONFIG_SET), and by default every engine
  * this host has: the batched engine (else the migrate_vma one) takes
@@ -53,11 +68,6 @@ unsigned int np_migrate_engines(void)
  */
 static int np_migrate_pick(const struct numaplace_migrate *a)
 {
-	static const unsigned int configured[] = {
-		[NUMAPLACE_CONFIG_ENGINE_KERNEL] = NUMAPLACE_ENGINE_KERNEL,
-		[NUMAPLACE_CONFIG_ENGINE_VMA] = NUMAPLACE_ENGINE_VMA,
-		[NUMAPLACE_CONFIG_ENGINE_BATCH] = NUMAPLACE_ENGINE_BATCH,
-	};
 	unsigned int have = np_migrate_engines(), want;
 	u32 engine = READ_ONCE(np_config.engine);
 
@@ -67,9 +77,8 @@ static int np_migrate_pick(const struct numaplace_migrate *a)
 		    (have & NUMAPLACE_ENGINE_BATCH))
 			return have & (NUMAPLACE_ENGINE_BATCH |
 				       NUMAPLACE_ENGINE_KERNEL);
-		if (engine != NUMAPLACE_CONFIG_ENGINE_AUTO &&
-		    (have & configured[engine]))
-			return configured[engine];
+		if (have & np_config_engine_bit(engine))
+			return np_config_engine_bit(engine);
 		return have ?: -EOPNOTSUPP;
 	case NUMAPLACE_MIGRATE_ENGINE_KERNEL:
 		want = NUMAPLACE_ENGINE_KERNEL;
@@ -168,15 +177,23 @@ static int np_migrate_get_nodes(struct np_mig *m, u64 first, unsigned int n,
 	return n;
 }
 
+/* The errno each failure reason but NUMAPLACE_FAIL_OTHER stands for. */
+static const u8 np_fail_errnos[NUMAPLACE_FAIL_OTHER] = {
+	[NUMAPLACE_FAIL_ENOMEM] = ENOMEM,
+	[NUMAPLACE_FAIL_EBUSY] = EBUSY,
+	[NUMAPLACE_FAIL_EACCES] = EACCES,
+	[NUMAPLACE_FAIL_EFAULT] = EFAULT,
+	[NUMAPLACE_FAIL_ENOENT] = ENOENT,
+};
+
+/* The positive errno of failure reason @reason; 0: OTHER (any other). */
+unsigned int np_fail_errno(unsigned int reason)
+{
+	return reason < NUMAPLACE_FAIL_OTHER ? np_fail_errnos[reason] : 0;
+}
+
 static void np_migrate_count(struct np_mig *m, unsigned int n)
 {
-	static const int reasons[NUMAPLACE_FAIL_OTHER] = {
-		[NUMAPLACE_FAIL_ENOMEM] = -ENOMEM,
-		[NUMAPLACE_FAIL_EBUSY] = -EBUSY,
-		[NUMAPLACE_FAIL_EACCES] = -EACCES,
-		[NUMAPLACE_FAIL_EFAULT] = -EFAULT,
-		[NUMAPLACE_FAIL_ENOENT] = -ENOENT,
-	};
 	unsigned int i, r;
 
 	for (i = 0; i < n; i++) {
@@ -184,7 +201,7 @@ static void np_migrate_count(struct np_mig *m, unsigned int n)
 			continue;
 		m->a->nr_failed_pages++;
 		for (r = 0; r < NUMAPLACE_FAIL_OTHER; r++)
-			if (m->status[i] == reasons[r])
+			if (m->status[i] == -np_fail_errnos[r])
 				break;
 		m->a->nr_failed[r]++;
 		np_stat_fail(r, 1);

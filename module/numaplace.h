@@ -101,6 +101,8 @@ int np_query(void *arg);
 /* module/migrate.c */
 int np_migrate(void *arg);
 unsigned int np_migrate_engines(void);
+unsigned int np_config_engine_bit(u32 engine);
+unsigned int np_fail_errno(unsigned int reason);
 
 /* module/watch.c */
 int np_watch(void *arg);
@@ -109,21 +111,19 @@ bool np_watch_supported(void);
 /* module/config.c: set through netlink, read once per call */
 /*
  * Pages per migration round: what is collected and handed to the engines
- * before the next signal check. Bounds: a page table's worth at least (the
- * engines' batch unit), 256 MiB of 4 KiB pages at most (the round's
- * per-page arrays then take 640 KiB).
+ * before the next signal check. Bounds (the spec's definitions, in
+ * <linux/numaplace-genl.h>): NUMAPLACE_BATCH_PAGES_MIN, a page table's
+ * worth (the engines' batch unit), and NUMAPLACE_BATCH_PAGES_MAX, 256 MiB
+ * of 4 KiB pages (the round's per-page arrays then take 640 KiB).
  */
-#define NP_BATCH_PAGES_MIN	512
-#define NP_BATCH_PAGES_MAX	65536
 #define NP_BATCH_PAGES_DEFAULT	16384
 
 /*
  * Threads copying a batch (the caller and kernel workers): 0 is "the CPUs
- * of the target node", capped at NP_COPY_WORKERS_MAX: past the CPUs of a
- * node the workers only take turns, and a socket's memory bandwidth is
- * saturated by a few copying cores.
+ * of the target node", capped at NUMAPLACE_COPY_WORKERS_MAX (the spec's
+ * definition): past the CPUs of a node the workers only take turns, and a
+ * socket's memory bandwidth is saturated by a few copying cores.
  */
-#define NP_COPY_WORKERS_MAX	8
 
 struct np_config {
 	u32 engine;		/* enum numaplace_config_engine */

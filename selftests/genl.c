@@ -47,9 +47,9 @@
 #define GN_ENGINES	3
 /* An event is sent before the ioctl returns: this is plenty. */
 #define GN_EVENT_MS	5000
-/* The module's bounds of batch_pages (module/numaplace.h). */
-#define GN_BATCH_MIN	512
-#define GN_BATCH_MAX	65536
+/* The bounds of batch_pages: the spec's, which the module's policy uses. */
+#define GN_BATCH_MIN	NUMAPLACE_BATCH_PAGES_MIN
+#define GN_BATCH_MAX	NUMAPLACE_BATCH_PAGES_MAX
 /* A test that loads and unloads the module, or migrates, in TCG. */
 #define GN_TIMEOUT	120
 

@@ -36,6 +36,9 @@ pkgs+=(flex bison bc libelf-dev libssl-dev)
 pkgs+=(debootstrap file)
 # make deb (debian/) and its install check (tools/deb-check).
 pkgs+=(dpkg-dev debhelper dh-dkms dkms)
+# The kernel's netlink code generator (ynl-gen-c.py, make genl-gen and
+# make check's genl-check) and the JSON schema check of the spec.
+pkgs+=(python3 python3-yaml python3-jsonschema)
 # Kernels of the host's own release are installed (a "build" kernel needs
 # only its headers); the others are fetched and unpacked under build/.
 host_codename=$(. /etc/os-release && echo "$VERSION_CODENAME")
@@ -58,8 +61,14 @@ done
 need_src=0
 [ -f "$build/ksft/kselftest_harness.h" ] && [ -f "$build/checkpatch/checkpatch.pl" ] ||
 	need_src=1
+# ynl-gen-c.py: 6.1's tree has none, 6.12's has (tools/net/ynl/ynl-gen-c.py;
+# later trees moved it to tools/net/ynl/pyynl/, with other output).
+ynl_src=linux-source-6.12
+need_ynl=0
+[ -f "$build/ynl/tools/net/ynl/ynl-gen-c.py" ] || need_ynl=1
 
-if [ ${#missing[@]} -gt 0 ] || [ "$need_src" = 1 ] || [ "${fresh:-0}" = 1 ]; then
+if [ ${#missing[@]} -gt 0 ] || [ "$need_src" = 1 ] || [ "$need_ynl" = 1 ] ||
+   [ "${fresh:-0}" = 1 ]; then
 	apt-get update -qq
 fi
 if [ ${#missing[@]} -gt 0 ]; then
@@ -90,6 +99,34 @@ if [ "$need_src" = 1 ]; then
 	cp "$tmp"/$src/scripts/{checkpatch.pl,spelling.txt,const_structs.checkpatch} \
 		"$tmp/$src/.clang-format" "$build/checkpatch/"
 	echo "deps: kselftest headers in $build/ksft, checkpatch in $build/checkpatch"
+fi
+# ynl-gen-c.py, its lib/ and the genetlink JSON schemas, from Debian's
+# linux-source-6.12, into build/ynl laid out as a kernel tree: the
+# generator reads the schema next to the spec's directory and names the
+# spec relative to the tree's root (the one with a MAINTAINERS).
+if [ "$need_ynl" = 1 ]; then
+	tmp_ynl=$(mktemp -d)
+	chmod 755 "$tmp_ynl" # apt-get download runs as _apt
+	(cd "$tmp_ynl" && apt-get download -qq $ynl_src) ||
+		{ rm -rf "$tmp_ynl"; die "apt-get download $ynl_src failed"; }
+	dpkg-deb --fsys-tarfile "$tmp_ynl"/${ynl_src}_*.deb |
+		tar -x -C "$tmp_ynl" --wildcards "./usr/src/$ynl_src.tar.xz"
+	tar -xJf "$tmp_ynl/usr/src/$ynl_src.tar.xz" -C "$tmp_ynl" \
+		$ynl_src/tools/net/ynl/ynl-gen-c.py $ynl_src/tools/net/ynl/lib \
+		$ynl_src/Documentation/netlink/genetlink.yaml \
+		$ynl_src/Documentation/netlink/genetlink-c.yaml \
+		$ynl_src/Documentation/netlink/genetlink-legacy.yaml
+	rm -rf "$build/ynl"
+	mkdir -p "$build/ynl.tmp/tools/net/ynl" "$build/ynl.tmp/Documentation/netlink/specs"
+	cp -r "$tmp_ynl"/$ynl_src/tools/net/ynl/ynl-gen-c.py \
+		"$tmp_ynl"/$ynl_src/tools/net/ynl/lib "$build/ynl.tmp/tools/net/ynl/"
+	cp "$tmp_ynl"/$ynl_src/Documentation/netlink/genetlink*.yaml \
+		"$build/ynl.tmp/Documentation/netlink/"
+	: > "$build/ynl.tmp/MAINTAINERS"
+	ls "$tmp_ynl"/${ynl_src}_*.deb | sed 's|.*/||' > "$build/ynl.tmp/SOURCE"
+	rm -rf "$tmp_ynl"
+	mv "$build/ynl.tmp" "$build/ynl"
+	echo "deps: ynl-gen-c.py ($(cat "$build/ynl/SOURCE")) in $build/ynl"
 fi
 # Debian 13 and unstable kernels: image, modules and headers unpacked
 # under build/kernels (never installed into this host).

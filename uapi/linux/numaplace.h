@@ -21,6 +21,7 @@
 
 #include <linux/types.h>
 #include <linux/ioctl.h>
+#include <linux/numaplace-genl.h>	/* the netlink family, generated */
 
 #define NUMAPLACE_DEVICE	"/dev/numaplace"
 /*
@@ -313,14 +314,7 @@ struct numaplace_watch {
 
 #define NUMAPLACE_IOC_WATCH	_IO(NUMAPLACE_TYPE, NUMAPLACE_CMD_WATCH)
 
-/* numaplace_watch_record.reason */
-enum numaplace_watch_reason {
-	NUMAPLACE_WATCH_MIGRATED = 1,	/* pages moved from one node to another */
-	NUMAPLACE_WATCH_UNMAPPED = 2,	/* pages lost their mapping (swap, zap) */
-	NUMAPLACE_WATCH_GONE = 3,	/* range or process gone: the last record */
-	NUMAPLACE_WATCH_OVERFLOW = 4,	/* records were dropped: see the record */
-	NUMAPLACE_WATCH_MAPPED = 5,	/* only pages that got a mapping */
-};
+/* numaplace_watch_record.reason: enum numaplace_watch_reason */
 
 /* Nodes a record has room for: numaplace_info.nr_node_ids must not exceed
  * it (else NUMAPLACE_FEAT_WATCH is not set).
@@ -363,144 +357,18 @@ struct numaplace_watch_record {
 
 /*
  * Generic netlink family "numaplace": telemetry, configuration, events.
- * Described in Documentation/netlink/specs/numaplace.yaml; the enums below
- * follow it. 64-bit values are u64 attributes padded with the message's
- * *_PAD attribute.
+ * Its names (NUMAPLACE_FAMILY_NAME, NUMAPLACE_A_*, NUMAPLACE_NL_CMD_*,
+ * enum numaplace_phase, numaplace_config_engine, numaplace_watch_reason,
+ * the knobs' limits) are in <linux/numaplace-genl.h>, generated from
+ * Documentation/netlink/specs/numaplace.yaml. 64-bit values are u64
+ * attributes padded with the message's *_PAD attribute.
  */
-#define NUMAPLACE_FAMILY_NAME		"numaplace"
-#define NUMAPLACE_FAMILY_VERSION	1
-#define NUMAPLACE_MCGRP_EVENTS		"events"
 
-/* Migration phases whose time is counted (NUMAPLACE_A_PHASE_PHASE). */
-enum numaplace_phase {
-	NUMAPLACE_PHASE_COLLECT = 0,	/* walk, checks, isolation */
-	NUMAPLACE_PHASE_UNMAP = 1,	/* unmap the batch */
-	NUMAPLACE_PHASE_ALLOC = 2,	/* allocate destinations */
-	NUMAPLACE_PHASE_COPY = 3,	/* copy the data */
-	NUMAPLACE_PHASE_RESTORE = 4,	/* move mapping and flags, remap */
-	NUMAPLACE_PHASE_MIGRATE = 5,	/* the kernel's migrate_pages(), whole */
-	NUMAPLACE_PHASE_RESOLVE = 6,	/* answer the statuses */
-	NUMAPLACE_PHASE_MAX,
-};
-
-/* numaplace_config engine values (NUMAPLACE_A_CONFIG_ENGINE) */
-enum numaplace_config_engine {
-	NUMAPLACE_CONFIG_ENGINE_AUTO = 0,	/* every engine, each for what it does best */
-	NUMAPLACE_CONFIG_ENGINE_KERNEL = 1,
-	NUMAPLACE_CONFIG_ENGINE_VMA = 2,
-	NUMAPLACE_CONFIG_ENGINE_BATCH = 3,
-};
-
-enum {
-	NUMAPLACE_A_STATS_PAD = 1,
-	NUMAPLACE_A_STATS_NODE,		/* u32: the node; absent: global */
-	NUMAPLACE_A_STATS_QUERY_CALLS,	/* u64: QUERY calls */
-	NUMAPLACE_A_STATS_QUERY_PAGES,	/* u64: pages answered */
-	NUMAPLACE_A_STATS_QUERY_RUNS,	/* u64: runs returned */
-	NUMAPLACE_A_STATS_MIGRATE_CALLS, /* u64: MIGRATE calls */
-	NUMAPLACE_A_STATS_BYTES_COPIED,	/* u64: bytes of pages migrated */
-	NUMAPLACE_A_STATS_PAGES_IN,	/* u64: base pages migrated onto the node */
-	NUMAPLACE_A_STATS_PAGES_OUT,	/* u64: base pages migrated off the node */
-	NUMAPLACE_A_STATS_ORDER,	/* nest, multi: NUMAPLACE_A_ORDER_* */
-	NUMAPLACE_A_STATS_FAIL,		/* nest, multi: NUMAPLACE_A_FAIL_* */
-	NUMAPLACE_A_STATS_PHASE,	/* nest, multi: NUMAPLACE_A_PHASE_* */
-	NUMAPLACE_A_STATS_DMA_PAGES,	/* u64: pages a DMA engine copied */
-	NUMAPLACE_A_STATS_DMA_FALLBACK,	/* u64: pages the CPU copied after a DMA error */
-
-	__NUMAPLACE_A_STATS_MAX,
-	NUMAPLACE_A_STATS_MAX = __NUMAPLACE_A_STATS_MAX - 1
-};
-
-enum {
-	NUMAPLACE_A_ORDER_PAD = 1,
-	NUMAPLACE_A_ORDER_ORDER,	/* u32: folio order */
-	NUMAPLACE_A_ORDER_FOLIOS_IN,	/* u64: folios of that order moved onto the node */
-	NUMAPLACE_A_ORDER_FOLIOS_OUT,	/* u64: ... off the node */
-
-	__NUMAPLACE_A_ORDER_MAX,
-	NUMAPLACE_A_ORDER_MAX = __NUMAPLACE_A_ORDER_MAX - 1
-};
-
-enum {
-	NUMAPLACE_A_FAIL_PAD = 1,
-	NUMAPLACE_A_FAIL_ERRNO,		/* u32: positive errno (ENOMEM, EBUSY, ...) */
-	NUMAPLACE_A_FAIL_PAGES,		/* u64: pages that did not move for it */
-
-	__NUMAPLACE_A_FAIL_MAX,
-	NUMAPLACE_A_FAIL_MAX = __NUMAPLACE_A_FAIL_MAX - 1
-};
-
-enum {
-	NUMAPLACE_A_PHASE_PAD = 1,
-	NUMAPLACE_A_PHASE_ENGINE,	/* u32: NUMAPLACE_ENGINE_* (one bit) */
-	NUMAPLACE_A_PHASE_PHASE,	/* u32: NUMAPLACE_PHASE_* */
-	NUMAPLACE_A_PHASE_NS,		/* u64: nanoseconds spent */
-
-	__NUMAPLACE_A_PHASE_MAX,
-	NUMAPLACE_A_PHASE_MAX = __NUMAPLACE_A_PHASE_MAX - 1
-};
-
-enum {
-	NUMAPLACE_A_CONFIG_ENGINE = 1,	/* u32: enum numaplace_config_engine */
-	NUMAPLACE_A_CONFIG_BATCH_PAGES,	/* u32: pages per migration round */
-	NUMAPLACE_A_CONFIG_COPY_WORKERS, /* u32: batched engine's copy threads, 0 = auto */
-	NUMAPLACE_A_CONFIG_DMA,		/* u32: 1 = the batched engine copies with a DMA engine */
-
-	__NUMAPLACE_A_CONFIG_MAX,
-	NUMAPLACE_A_CONFIG_MAX = __NUMAPLACE_A_CONFIG_MAX - 1
-};
-
-enum {
-	NUMAPLACE_A_EVENT_PAD = 1,
-	NUMAPLACE_A_EVENT_PID,		/* u32: the process whose pages moved */
-	NUMAPLACE_A_EVENT_PAGES,	/* u64: base pages moved */
-	NUMAPLACE_A_EVENT_BYTES,	/* u64: bytes moved */
-	NUMAPLACE_A_EVENT_DURATION_NS,	/* u64: the call's duration */
-	NUMAPLACE_A_EVENT_ENGINES,	/* u32: NUMAPLACE_ENGINE_* used */
-	NUMAPLACE_A_EVENT_FAILED,	/* u64: pages that did not move */
-	NUMAPLACE_A_EVENT_ERROR,	/* u32: the call's positive errno, 0 */
-
-	__NUMAPLACE_A_EVENT_MAX,
-	NUMAPLACE_A_EVENT_MAX = __NUMAPLACE_A_EVENT_MAX - 1
-};
-
-/* NUMAPLACE_NL_CMD_WATCH: one per watch record (group "events") */
-enum {
-	NUMAPLACE_A_WATCH_PAD = 1,
-	NUMAPLACE_A_WATCH_PID,		/* u32: the watched process */
-	NUMAPLACE_A_WATCH_COOKIE,	/* u64: the watch's cookie */
-	NUMAPLACE_A_WATCH_SEQ,		/* u64: the record's sequence number */
-	NUMAPLACE_A_WATCH_START,	/* u64: changed sub-range, first address */
-	NUMAPLACE_A_WATCH_LEN,		/* u64: its length in bytes */
-	NUMAPLACE_A_WATCH_REASON,	/* u32: enum numaplace_watch_reason */
-	NUMAPLACE_A_WATCH_CHANGED,	/* u64: pages changed (OVERFLOW: records) */
-	NUMAPLACE_A_WATCH_NODE,		/* nest, multi: NUMAPLACE_A_WNODE_* */
-	NUMAPLACE_A_WATCH_ID,		/* u64: the watch, unique while loaded */
-
-	__NUMAPLACE_A_WATCH_MAX,
-	NUMAPLACE_A_WATCH_MAX = __NUMAPLACE_A_WATCH_MAX - 1
-};
-
-enum {
-	NUMAPLACE_A_WNODE_PAD = 1,
-	NUMAPLACE_A_WNODE_NODE,		/* u32: node id */
-	NUMAPLACE_A_WNODE_BEFORE,	/* u64: pages of the range on it before */
-	NUMAPLACE_A_WNODE_AFTER,	/* u64: ... after */
-
-	__NUMAPLACE_A_WNODE_MAX,
-	NUMAPLACE_A_WNODE_MAX = __NUMAPLACE_A_WNODE_MAX - 1
-};
-
-enum {
-	NUMAPLACE_NL_CMD_UNSPEC,
-	NUMAPLACE_NL_CMD_STATS_GET,	/* dump: one global, then one per node */
-	NUMAPLACE_NL_CMD_CONFIG_GET,
-	NUMAPLACE_NL_CMD_CONFIG_SET,	/* CAP_NET_ADMIN */
-	NUMAPLACE_NL_CMD_MIGRATE_DONE,	/* event, group "events" */
-	NUMAPLACE_NL_CMD_WATCH,		/* event, group "events": a watch record */
-
-	__NUMAPLACE_NL_CMD_MAX,
-	NUMAPLACE_NL_CMD_MAX = __NUMAPLACE_NL_CMD_MAX - 1
-};
+/*
+ * Names from before the generated header, which has no count of an enum
+ * and starts the commands at 1: kept for programs that use them.
+ */
+#define NUMAPLACE_PHASE_MAX	(NUMAPLACE_PHASE_RESOLVE + 1)
+#define NUMAPLACE_NL_CMD_UNSPEC	0
 
 #endif /* _UAPI_LINUX_NUMAPLACE_H */
