@@ -189,7 +189,7 @@ $(BUILD)/selftests/%: selftests/%.c $(wildcard selftests/*.h) $(wildcard uapi/li
 	$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_LIB) -L$(BUILD)/lib -lnumaplace -lpthread $(TEST_LIBS)
 
 # The benchmarks run in the guest (tools/vm/run copies $(BUILD)/bench/*).
-$(BUILD)/bench/%: tools/bench/%.c tools/bench/watches.h tools/lib/numaplace.h $(wildcard uapi/linux/*.h) $(BUILD)/lib/libnumaplace.so
+$(BUILD)/bench/%: tools/bench/%.c $(wildcard tools/bench/*.h) tools/lib/numaplace.h $(wildcard uapi/linux/*.h) $(BUILD)/lib/libnumaplace.so
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< -L$(BUILD)/lib -lnumaplace
 

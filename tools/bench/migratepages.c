@@ -33,6 +33,7 @@
 #include <linux/mempolicy.h>
 
 #include "numaplace.h"
+#include "env.h"
 
 #define NP_MIGRATEPAGES	"/usr/bin/migratepages"
 #define NP_SHIM		"/usr/lib/libnumaplace-preload.so"
@@ -45,8 +46,6 @@
 #define NP_BALANCING	"/proc/sys/kernel/numa_balancing"
 /* A full node mask for mbind(2). */
 #define NP_MAXNODE	(NUMAPLACE_MAX_NODES + 1)
-
-extern char **environ;
 
 static const char *np_mp = NP_MIGRATEPAGES, *np_shim = NP_SHIM;
 static size_t np_len, np_psz;
@@ -143,26 +142,6 @@ out:
 	return ret;
 }
 
-/* The environment without LD_PRELOAD, plus @extra (NULL-terminated). */
-static char **np_env(const char *const *extra)
-{
-	size_t n = 0, k = 0;
-	char **env;
-
-	while (environ[n])
-		n++;
-	env = calloc(n + 4, sizeof(*env));
-	if (!env)
-		return NULL;
-	for (size_t i = 0; i < n; i++)
-		if (strncmp(environ[i], "LD_PRELOAD=", 11) &&
-		    strncmp(environ[i], "NUMAPLACE_PRELOAD_STATS=", 24))
-			env[k++] = environ[i];
-	for (; extra && *extra; extra++)
-		env[k++] = (char *)*extra;
-	return env;
-}
-
 /*
  * One migratepages run on a fresh target: its time in *@ns, placement in
  * @on and *@hash, its stderr in @err. 0 or -1.
@@ -184,7 +163,7 @@ static int np_run(int preload, int stats, uint64_t *ns, unsigned long on[2],
 		extra[k++] = ld;
 	if (stats)
 		extra[k++] = "NUMAPLACE_PRELOAD_STATS=1";
-	env = np_env(extra);
+	env = np_bench_env(extra);
 	target = np_target(&addr);
 	if (!env || target < 0 || pipe(epipe))
 		goto out;

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "numaplace.h"
+#include "env.h"
 
 #define NP_KVQUERY	"/usr/libexec/numaplace/bench/kvquery"
 #define NP_SHIM		"/usr/lib/libnumaplace-preload.so"
@@ -30,8 +31,6 @@
 /* One kvquery line is short; its stderr (shim statistics) too. */
 #define NP_OUT_MAX	4096
 #define NP_BALANCING	"/proc/sys/kernel/numa_balancing"
-
-extern char **environ;
 
 /* What one kvquery run printed. */
 struct np_kvq {
@@ -53,26 +52,6 @@ struct np_side {
 static const char *np_kvquery = NP_KVQUERY, *np_shim = NP_SHIM;
 static char **np_kvq_args;
 static int np_nr_kvq_args;
-
-/* The environment without LD_PRELOAD, plus @extra (NULL-terminated). */
-static char **np_env(const char *const *extra)
-{
-	size_t n = 0, k = 0;
-	char **env;
-
-	while (environ[n])
-		n++;
-	env = calloc(n + 8, sizeof(*env));
-	if (!env)
-		return NULL;
-	for (size_t i = 0; i < n; i++)
-		if (strncmp(environ[i], "LD_PRELOAD=", 11) &&
-		    strncmp(environ[i], "NUMAPLACE_PRELOAD_STATS=", 24))
-			env[k++] = environ[i];
-	for (; extra && *extra; extra++)
-		env[k++] = (char *)*extra;
-	return env;
-}
 
 /* Read all of @fd into @buf (NUL-terminated). */
 static void np_slurp(int fd, char *buf, size_t size)
@@ -110,7 +89,7 @@ static int np_run_kvquery(int preload, int stats, struct np_kvq *r)
 		extra[k++] = ld;
 	if (stats)
 		extra[k++] = "NUMAPLACE_PRELOAD_STATS=1";
-	env = np_env(extra);
+	env = np_bench_env(extra);
 	argv = calloc(np_nr_kvq_args + 2, sizeof(*argv));
 	if (!env || !argv || pipe(opipe) || pipe(epipe))
 		return -1;
