@@ -84,10 +84,12 @@ NL_LIB   := $(BUILD)/nl/libnp_nl.a
 MNL_LIBS := $(shell pkg-config --libs libmnl 2>/dev/null)
 CLI_SRC  := $(filter-out $(NL_SRC),$(wildcard tools/numaplace/*.c))
 # The tests' helpers, not tests: np_test.c, np_model.c and np_check.c
-# (every test's) and the migrate suites' migrate_lay.c and migrate_sim.c,
-# in one static library (build/testlib/libnp_test.a) that every test links.
-# np_genl.c is the netlink tests' (genl*): only they pull it
-# out of the archive, and link libnp_nl.a after it.
+# (every test's), the migrate suites' migrate_lay.c and migrate_sim.c,
+# np_genl_util.c (module, capabilities, slab; load, genl*, watch*) and
+# np_watch_util.c (watch*), in one static library
+# (build/testlib/libnp_test.a) that every test links. np_genl.c speaks
+# netlink: only the genl* tests pull it out of the archive, and they link
+# libnp_nl.a after it.
 TEST_LIB_SRC := selftests/np_test.c selftests/np_model.c selftests/np_check.c selftests/migrate_lay.c selftests/migrate_sim.c selftests/np_genl_util.c selftests/np_watch_util.c selftests/np_genl.c
 TEST_SRC := $(filter-out $(TEST_LIB_SRC),$(wildcard selftests/*.c))
 TEST_LIB := $(BUILD)/testlib/libnp_test.a
