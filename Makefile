@@ -77,11 +77,20 @@ TEST_CFLAGS := -O2 -g -Wall -Werror -std=gnu11 -D_GNU_SOURCE -I$(CURDIR)/uapi \
 # libnumaplace: it defines move_pages() and syscall().
 PRELOAD_SRC := tools/lib/preload.c
 LIB_SRC  := $(filter-out $(PRELOAD_SRC),$(wildcard tools/lib/*.c))
-CLI_SRC  := $(wildcard tools/numaplace/*.c)
+# The generic netlink client (tools/numaplace/nl.c): a static library of
+# its own (build/nl/libnp_nl.a) that the CLI and the netlink selftests link.
+NL_SRC   := tools/numaplace/nl.c
+NL_LIB   := $(BUILD)/nl/libnp_nl.a
+MNL_LIBS := $(shell pkg-config --libs libmnl 2>/dev/null)
+CLI_SRC  := $(filter-out $(NL_SRC),$(wildcard tools/numaplace/*.c))
 # The tests' helpers, not tests: np_test.c, np_model.c and np_check.c
-# (every test's) and the migrate suites' migrate_lay.c and migrate_sim.c,
-# in one static library (build/testlib/libnp_test.a) that every test links.
-TEST_LIB_SRC := selftests/np_test.c selftests/np_model.c selftests/np_check.c selftests/migrate_lay.c selftests/migrate_sim.c
+# (every test's), the migrate suites' migrate_lay.c and migrate_sim.c,
+# np_genl_util.c (module, capabilities, slab; load, genl*, watch*) and
+# np_watch_util.c (watch*), in one static library
+# (build/testlib/libnp_test.a) that every test links. np_genl.c speaks
+# netlink: only the genl* tests pull it out of the archive, and they link
+# libnp_nl.a after it.
+TEST_LIB_SRC := selftests/np_test.c selftests/np_model.c selftests/np_check.c selftests/migrate_lay.c selftests/migrate_sim.c selftests/np_genl_util.c selftests/np_watch_util.c selftests/np_genl.c
 TEST_SRC := $(filter-out $(TEST_LIB_SRC),$(wildcard selftests/*.c))
 TEST_LIB := $(BUILD)/testlib/libnp_test.a
 TESTS    := $(patsubst selftests/%.c,$(BUILD)/selftests/%,$(TEST_SRC))
@@ -152,10 +161,18 @@ $(BUILD)/lib/libnumaplace-preload.so: $(BUILD)/lib/preload.o tools/lib/preload.m
 # The release, once: the CLI's --version, dkms.conf and debian/changelog
 # (debian/rules refuses a package whose versions disagree).
 NP_VERSION := $(shell cat $(CURDIR)/VERSION)
-$(BUILD)/bin/numaplace: $(CLI_SRC) $(wildcard tools/numaplace/*.h) $(wildcard uapi/linux/*.h) $(BUILD)/lib/libnumaplace.so VERSION
+$(BUILD)/nl/nl.o: $(NL_SRC) tools/numaplace/nl.h $(wildcard uapi/linux/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Itools/numaplace -c -o $@ $<
+
+$(NL_LIB): $(BUILD)/nl/nl.o
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(BUILD)/bin/numaplace: $(CLI_SRC) $(wildcard tools/numaplace/*.h) $(wildcard uapi/linux/*.h) $(BUILD)/lib/libnumaplace.so $(NL_LIB) VERSION
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DNP_VERSION='"$(NP_VERSION)"' -Itools/numaplace -o $@ $(CLI_SRC) \
-		-L$(BUILD)/lib -lnumaplace $(shell pkg-config --libs libmnl 2>/dev/null)
+		$(NL_LIB) -L$(BUILD)/lib -lnumaplace $(MNL_LIBS)
 
 # The demo's workload: memory spread over the nodes.
 $(BUILD)/bin/np-workload: tools/demo/workload.c
@@ -170,9 +187,13 @@ $(BUILD)/bin/np-demo-compare: tools/demo/compare.c tools/lib/numaplace.h $(BUILD
 $(KSFT)/kselftest_harness.h:
 	@echo "kselftest headers missing: run 'make deps'" >&2; exit 1
 
-# Tests that speak netlink read it with libmnl, as the CLI does.
-$(BUILD)/selftests/genl: TEST_LIBS = $(shell pkg-config --libs libmnl 2>/dev/null)
-$(BUILD)/selftests/watch: TEST_LIBS = $(shell pkg-config --libs libmnl 2>/dev/null)
+# Tests that speak netlink do it with the CLI's client (libnp_nl.a).
+NL_TESTS := $(filter $(BUILD)/selftests/genl% $(BUILD)/selftests/watch%,$(TESTS))
+$(NL_TESTS): TEST_LIBS = $(NL_LIB) $(MNL_LIBS)
+$(NL_TESTS): TEST_CFLAGS += -Itools/numaplace
+$(NL_TESTS): $(NL_LIB) tools/numaplace/nl.h
+$(BUILD)/testlib/np_genl.o: TEST_CFLAGS += -Itools/numaplace
+$(BUILD)/testlib/np_genl.o: tools/numaplace/nl.h
 
 # The tests' helpers, once: outside build/selftests, whose every file
 # tools/vm/run puts in the guest as a test.

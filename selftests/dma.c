@@ -156,25 +156,17 @@ FIXTURE_VARIANT(dma) {
 	bool device_copies;	/* else numaplace falls back to the CPU */
 };
 
-FIXTURE_VARIANT_ADD(dma, normal) {
-	.mode = "normal",
-	.device_copies = true,
-};
+/* A variant per fake channel mode, named after it. */
+#define DMA_MODE(name, copies)						\
+	FIXTURE_VARIANT_ADD(dma, name) {				\
+		.mode = #name,						\
+		.device_copies = copies,				\
+	}
 
-FIXTURE_VARIANT_ADD(dma, out_of_order) {
-	.mode = "out_of_order",
-	.device_copies = true,
-};
-
-FIXTURE_VARIANT_ADD(dma, late) {
-	.mode = "late",
-	.device_copies = false,
-};
-
-FIXTURE_VARIANT_ADD(dma, never) {
-	.mode = "never",
-	.device_copies = false,
-};
+DMA_MODE(normal, true);
+DMA_MODE(out_of_order, true);
+DMA_MODE(late, false);
+DMA_MODE(never, false);
 
 FIXTURE_SETUP(dma)
 {

@@ -551,4 +551,132 @@ unsigned int np_time_scale(void);
 			return;						\
 	} while (0)
 
+/* ---- np_genl_util.c: the module's lifetime, capabilities, memory ------ */
+
+/* Where tools/vm/run puts the module in the guest. */
+#define NP_MODULE_PATH	"/usr/lib/numaplace/numaplace.ko"
+
+/* 1 when numaplace.ko is loaded, else 0. */
+int np_module_loaded(void);
+
+/* finit_module(2) of the open module file @modfd. 0 or -errno. */
+int np_module_load_fd(int modfd);
+
+/* Load NP_MODULE_PATH. 0 or -errno. */
+int np_module_load(void);
+
+/* delete_module(2), O_NONBLOCK: -EWOULDBLOCK while anything holds it. */
+int np_module_unload(void);
+
+/* Drop capability @cap from the effective and permitted sets. 0 or -errno. */
+int np_drop_cap(int cap);
+
+/*
+ * Write pages [first, first + n) of @p with memory bound to @node. Never
+ * with zeros: 6.12 maps the zero-filled pages of a THP it splits to the
+ * shared zero page. 0 or -errno.
+ */
+int np_touch_on(char *p, size_t first, size_t n, int node);
+
+/*
+ * Unreclaimable slab in kB once RCU-deferred frees, caches and (on a
+ * KASAN kernel, whose quarantine counts as slab) every slab cache are
+ * settled and shrunk.
+ */
+long np_slab_settled_kb(void);
+
+/*
+ * The end of leak batch @batch that started at @before kB: *@grew gets
+ * the growth (logged); 1 when it is under @slack_kb (no leak: stop).
+ */
+int np_slab_batch_end(int batch, long before, long *grew, long slack_kb);
+
+/* ---- np_watch_util.c: placement watches and their records ------------ */
+
+/* The state a watch's stream of records has reached. */
+struct np_wt_stream {
+	__u64 cookie;
+	__u64 seq;			/* last number seen */
+	__u64 totals[NUMAPLACE_WATCH_NODES + 1]; /* per node, then unplaced */
+	unsigned int nr_nodes;
+	__u64 nr_pages;
+	int nr_recs, nr_overflow, gone, eof;
+	struct numaplace_watch_record last;
+};
+
+/*
+ * Open a watch (libnumaplace's numaplace_watch_open(), close-on-exec) and
+ * start its stream from the totals the ioctl gives. The fd or -errno.
+ */
+int np_wt_open(int pid, const void *start, size_t len, __u64 cookie,
+	       __u32 flags, unsigned int nr_nodes, struct np_wt_stream *s);
+
+/* QUERY's per-node totals of the range, then its unplaced pages. */
+int np_wt_query(int dev, int pid, const void *start, size_t len,
+		unsigned int nr_nodes, __u64 *totals);
+
+/* One record against the stream: 0, or the number of faults (logged). */
+int np_wt_check_rec(struct np_wt_stream *s,
+		    const struct numaplace_watch_record *r);
+
+/* The stream's totals equal @want (per node, then unplaced). */
+int np_wt_at(const struct np_wt_stream *s, const __u64 *want);
+
+/*
+ * Read records until the stream reaches @want (NULL: until GONE), or
+ * @ms pass. Returns the number of inconsistent records.
+ */
+int np_wt_follow(int fd, struct np_wt_stream *s, const __u64 *want, long ms);
+
+/* Read every record until none comes for @quiet_ms. */
+int np_wt_drain(int fd, struct np_wt_stream *s, long quiet_ms);
+
+/* Nothing readable for @ms. */
+int np_wt_quiet(int fd, long ms);
+
+/* Move @n pages from @start to @node with move_pages(2). 0 or -errno. */
+long np_wt_move_pages(char *start, int n, int node);
+
+/* Log where the stream is against @want. */
+void np_wt_dump(const char *what, const struct np_wt_stream *s,
+		const __u64 *want);
+
+/* What every watch fixture holds: the device and a written buffer. */
+struct np_wt_fix {
+	int fd;
+	struct numaplace_info info;
+	char *buf;			/* MAP_FAILED when unmapped */
+	size_t len;
+};
+
+/*
+ * Open the device, check for watches and memory on nodes 0 and 1, turn
+ * NUMA balancing off, map and write @pages pages. 0, -ENODEV (no device),
+ * -EOPNOTSUPP (no NUMAPLACE_FEAT_WATCH), -EXDEV (no two nodes) or -errno.
+ */
+int np_wt_setup(struct np_wt_fix *f, size_t pages);
+void np_wt_teardown(struct np_wt_fix *f);
+
+/* FIXTURE_SETUP()'s body for a fixture whose self->w is a np_wt_fix. */
+#define NP_WT_SETUP(pages)						\
+	do {								\
+		int __ret = np_wt_setup(&self->w, pages);		\
+									\
+		if (__ret == -ENODEV)					\
+			SKIP(return, "no " NUMAPLACE_DEVICE " (module not loaded)"); \
+		if (__ret == -EOPNOTSUPP)				\
+			SKIP(return, "no NUMAPLACE_FEAT_WATCH");	\
+		if (__ret == -EXDEV)					\
+			SKIP(return, "needs memory on nodes 0 and 1");	\
+		ASSERT_EQ(0, __ret);					\
+	} while (0)
+
+/* A watch fixture @fx: self->w set up with @pages pages, torn down. */
+#define NP_WT_FIXTURE(fx, pages)					\
+	FIXTURE(fx) {							\
+		struct np_wt_fix w;					\
+	};								\
+	FIXTURE_SETUP(fx) { NP_WT_SETUP(pages); }			\
+	FIXTURE_TEARDOWN(fx) { np_wt_teardown(&self->w); }
+
 #endif /* NP_TEST_H */

@@ -35,11 +35,6 @@ struct np_monitor {
 	int rejoin;		/* the family was registered again */
 };
 
-struct np_event {
-	__u32 pid, engines, error;
-	__u64 pages, bytes, duration_ns, failed;
-};
-
 enum { NP_OPT_JSON = 256 };
 
 static const struct np_opt np_monitor_opts[] = {
@@ -58,43 +53,6 @@ static const struct np_cmd_desc np_monitor_desc = {
 	.nr_opts = NP_ARRAY_SIZE(np_monitor_opts),
 	.exits = NP_EXITS_BASE | NP_EXIT_BIT(NP_EXIT_PERM),
 };
-
-static int np_event_attr_cb(const struct nlattr *attr, void *data)
-{
-	struct np_event *ev = data;
-
-	switch (mnl_attr_get_type(attr)) {
-	case NUMAPLACE_A_EVENT_PID:
-		if (mnl_attr_validate(attr, MNL_TYPE_U32) >= 0)
-			ev->pid = mnl_attr_get_u32(attr);
-		break;
-	case NUMAPLACE_A_EVENT_ENGINES:
-		if (mnl_attr_validate(attr, MNL_TYPE_U32) >= 0)
-			ev->engines = mnl_attr_get_u32(attr);
-		break;
-	case NUMAPLACE_A_EVENT_ERROR:
-		if (mnl_attr_validate(attr, MNL_TYPE_U32) >= 0)
-			ev->error = mnl_attr_get_u32(attr);
-		break;
-	case NUMAPLACE_A_EVENT_PAGES:
-		if (mnl_attr_validate(attr, MNL_TYPE_U64) >= 0)
-			ev->pages = mnl_attr_get_u64(attr);
-		break;
-	case NUMAPLACE_A_EVENT_BYTES:
-		if (mnl_attr_validate(attr, MNL_TYPE_U64) >= 0)
-			ev->bytes = mnl_attr_get_u64(attr);
-		break;
-	case NUMAPLACE_A_EVENT_DURATION_NS:
-		if (mnl_attr_validate(attr, MNL_TYPE_U64) >= 0)
-			ev->duration_ns = mnl_attr_get_u64(attr);
-		break;
-	case NUMAPLACE_A_EVENT_FAILED:
-		if (mnl_attr_validate(attr, MNL_TYPE_U64) >= 0)
-			ev->failed = mnl_attr_get_u64(attr);
-		break;
-	}
-	return MNL_CB_OK;
-}
 
 /* "kernel,vma", "-" for none. */
 static const char *np_engines_str(__u32 engines, char *buf, size_t size,
@@ -120,7 +78,7 @@ static const char *np_engines_str(__u32 engines, char *buf, size_t size,
 }
 
 static void np_print_event(const struct np_monitor *mon,
-			   const struct np_event *ev)
+			   const struct np_nl_event *ev)
 {
 	const char *err = ev->error ? np_errno_name(ev->error) : NULL;
 	double gbps = ev->duration_ns ? (double)ev->bytes / ev->duration_ns : 0;
@@ -229,7 +187,7 @@ static void np_monitor_rejoin(struct np_monitor *mon)
 static int np_monitor_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct np_monitor *mon = data;
-	struct np_event ev = { 0 };
+	struct np_nl_event ev = { 0 };
 
 	if (nlh->nlmsg_type == GENL_ID_CTRL) {
 		np_monitor_ctrl(mon, nlh);
@@ -241,10 +199,8 @@ static int np_monitor_cb(const struct nlmsghdr *nlh, void *data)
 		np_watch_print_nl(nlh, mon->json);	/* watch.c */
 		return MNL_CB_OK;
 	}
-	if (np_nl_cmd(nlh) != NUMAPLACE_NL_CMD_MIGRATE_DONE)
-		return MNL_CB_OK;
-	mnl_attr_parse(nlh, GENL_HDRLEN, np_event_attr_cb, &ev);
-	np_print_event(mon, &ev);
+	if (np_nl_event_parse(nlh, &ev))
+		np_print_event(mon, &ev);
 	return MNL_CB_OK;
 }
 
@@ -257,15 +213,9 @@ int np_cmd_monitor(int argc, char **argv)
 
 	np_getopt_init(&g, &np_monitor_desc, argc, argv);
 	while ((opt = np_getopt(&g)) != -1) {
-		switch (opt) {
-		case NP_OPT_HELP:
-			return NP_EXIT_OK;
-		case NP_OPT_ERROR:
-			return NP_EXIT_USAGE;
-		case NP_OPT_JSON:
-			mon.json = 1;
-			break;
-		}
+		if (opt == NP_OPT_HELP || opt == NP_OPT_ERROR)
+			return opt == NP_OPT_HELP ? NP_EXIT_OK : NP_EXIT_USAGE;
+		mon.json |= opt == NP_OPT_JSON;
 	}
 	if (optind < argc)
 		return np_usage_error(&np_monitor_desc, "unknown argument '%s'",

@@ -3,6 +3,7 @@
  * numaplace: the CLI's generic netlink socket (libmnl). See nl.h.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,8 @@ struct np_nl_family {
 	uint16_t id;
 	const char *grp;	/* the group asked for, or NULL */
 	uint32_t grp_id;
+	long *op_flags;		/* CTRL_ATTR_OPS by command, or NULL */
+	unsigned int nr_ops;	/* entries of @op_flags */
 };
 
 /* One request's answers: who gets the data messages. */
@@ -243,6 +246,17 @@ int np_nl_recv_notify(struct np_nl *nl, mnl_cb_t cb, void *data)
 	return mnl_cb_run(nl->buf, n, 0, 0, cb, data) < 0 ? -errno : 0;
 }
 
+int np_nl_wait_notify(struct np_nl *nl, int ms, mnl_cb_t cb, void *data)
+{
+	struct pollfd p = { .fd = mnl_socket_get_fd(nl->sk), .events = POLLIN };
+	int ret = poll(&p, 1, ms);
+
+	if (ret <= 0)
+		return ret < 0 ? -errno : 0;
+	ret = np_nl_recv_notify(nl, cb, data);
+	return ret ? ret : 1;
+}
+
 static int np_nl_grp_cb(const struct nlattr *attr, void *data)
 {
 	const struct nlattr **tb = data;
@@ -255,6 +269,35 @@ static int np_nl_grp_cb(const struct nlattr *attr, void *data)
 		 mnl_attr_validate(attr, MNL_TYPE_U32) >= 0)
 		tb[type] = attr;
 	return MNL_CB_OK;
+}
+
+/* One CTRL_ATTR_OPS entry: v[0] its command, v[1] its flags. */
+static int np_nl_op_cb(const struct nlattr *attr, void *data)
+{
+	long *v = data;
+
+	if (mnl_attr_validate(attr, MNL_TYPE_U32) < 0)
+		return MNL_CB_OK;
+	if (mnl_attr_get_type(attr) == CTRL_ATTR_OP_ID)
+		v[0] = mnl_attr_get_u32(attr);
+	else if (mnl_attr_get_type(attr) == CTRL_ATTR_OP_FLAGS)
+		v[1] = mnl_attr_get_u32(attr);
+	return MNL_CB_OK;
+}
+
+static void np_nl_family_ops(struct np_nl_family *f, const struct nlattr *attr)
+{
+	const struct nlattr *op;
+	long v[2];
+
+	if (!f->op_flags || mnl_attr_validate(attr, MNL_TYPE_NESTED) < 0)
+		return;
+	mnl_attr_for_each_nested(op, attr) {
+		v[0] = v[1] = -1;
+		mnl_attr_parse_nested(op, np_nl_op_cb, v);
+		if (v[0] >= 0 && v[0] < f->nr_ops)
+			f->op_flags[v[0]] = v[1];
+	}
 }
 
 static int np_nl_family_attr_cb(const struct nlattr *attr, void *data)
@@ -280,6 +323,9 @@ static int np_nl_family_attr_cb(const struct nlattr *attr, void *data)
 				f->grp_id = mnl_attr_get_u32(tb[CTRL_ATTR_MCAST_GRP_ID]);
 		}
 		break;
+	case CTRL_ATTR_OPS:
+		np_nl_family_ops(f, attr);
+		break;
 	}
 	return MNL_CB_OK;
 }
@@ -290,24 +336,43 @@ static int np_nl_family_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-int np_nl_resolve(struct np_nl *nl, const char *name, uint16_t *id,
-		  const char *grp, uint32_t *grp_id)
+/* CTRL_CMD_GETFAMILY of @name into @f. 0 or -errno. */
+static int np_nl_get_family(struct np_nl *nl, const char *name,
+			    struct np_nl_family *f)
 {
-	struct np_nl_family f = { .grp = grp };
 	struct nlmsghdr *nlh;
 	int ret;
 
 	nlh = np_nl_msg(nl, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 0);
 	mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, name);
-	ret = np_nl_send_recv(nl, nlh, np_nl_family_cb, &f);
+	ret = np_nl_send_recv(nl, nlh, np_nl_family_cb, f);
 	if (ret)
 		return ret;
-	if (!f.id)
-		return -EPROTO;
+	return f->id ? 0 : -EPROTO;
+}
+
+int np_nl_resolve(struct np_nl *nl, const char *name, uint16_t *id,
+		  const char *grp, uint32_t *grp_id)
+{
+	struct np_nl_family f = { .grp = grp };
+	int ret = np_nl_get_family(nl, name, &f);
+
+	if (ret)
+		return ret;
 	*id = f.id;
 	if (grp_id)
 		*grp_id = f.grp_id;
 	return 0;
+}
+
+int np_nl_op_flags(struct np_nl *nl, const char *name, long *flags,
+		   unsigned int nr)
+{
+	struct np_nl_family f = { .op_flags = flags, .nr_ops = nr };
+
+	for (unsigned int i = 0; i < nr; i++)
+		flags[i] = -1;
+	return np_nl_get_family(nl, name, &f);
 }
 
 int np_nl_open(struct np_nl *nl, const char *who, int quiet)
@@ -362,4 +427,122 @@ void np_nl_close(struct np_nl *nl)
 	nl->sk = NULL;
 	free(nl->buf);
 	nl->buf = NULL;
+}
+
+/* Where a flat message's u32 or u64 attribute of a type goes. */
+struct np_nl_field {
+	uint16_t type;
+	enum mnl_attr_data_type kind;	/* MNL_TYPE_U32 or MNL_TYPE_U64 */
+	size_t off;			/* into the destination struct */
+};
+
+#define NP_NL_U32(t, s, m) { t, MNL_TYPE_U32, offsetof(s, m) }
+#define NP_NL_U64(t, s, m) { t, MNL_TYPE_U64, offsetof(s, m) }
+
+/*
+ * Store each attribute of @a listed in @f with a valid size at its
+ * offset into @dst; unknown or malformed attributes are skipped.
+ */
+static void np_nl_field_put(const struct nlattr *a, const struct np_nl_field *f,
+			    size_t nr, void *dst)
+{
+	uint32_t v32;
+	uint64_t v64;
+
+	for (size_t i = 0; i < nr; i++) {
+		if (f[i].type != mnl_attr_get_type(a) ||
+		    mnl_attr_validate(a, f[i].kind) < 0)
+			continue;
+		if (f[i].kind == MNL_TYPE_U32) {
+			v32 = mnl_attr_get_u32(a);
+			memcpy((char *)dst + f[i].off, &v32, sizeof(v32));
+		} else {
+			v64 = mnl_attr_get_u64(a);
+			memcpy((char *)dst + f[i].off, &v64, sizeof(v64));
+		}
+		return;
+	}
+}
+
+static const struct np_nl_field np_nl_event_fields[] = {
+	NP_NL_U32(NUMAPLACE_A_EVENT_PID, struct np_nl_event, pid),
+	NP_NL_U32(NUMAPLACE_A_EVENT_ENGINES, struct np_nl_event, engines),
+	NP_NL_U32(NUMAPLACE_A_EVENT_ERROR, struct np_nl_event, error),
+	NP_NL_U64(NUMAPLACE_A_EVENT_PAGES, struct np_nl_event, pages),
+	NP_NL_U64(NUMAPLACE_A_EVENT_BYTES, struct np_nl_event, bytes),
+	NP_NL_U64(NUMAPLACE_A_EVENT_DURATION_NS, struct np_nl_event, duration_ns),
+	NP_NL_U64(NUMAPLACE_A_EVENT_FAILED, struct np_nl_event, failed),
+};
+
+int np_nl_event_parse(const struct nlmsghdr *nlh, struct np_nl_event *ev)
+{
+	const struct nlattr *a;
+
+	if (np_nl_cmd(nlh) != NUMAPLACE_NL_CMD_MIGRATE_DONE)
+		return 0;
+	mnl_attr_for_each(a, nlh, GENL_HDRLEN)
+		np_nl_field_put(a, np_nl_event_fields,
+				sizeof(np_nl_event_fields) / sizeof(np_nl_event_fields[0]),
+				ev);
+	return 1;
+}
+
+#define NP_NL_REC(t, m) NP_NL_U64(t, struct np_nl_watch, rec.m)
+static const struct np_nl_field np_nl_watch_fields[] = {
+	NP_NL_U32(NUMAPLACE_A_WATCH_PID, struct np_nl_watch, pid),
+	NP_NL_U64(NUMAPLACE_A_WATCH_ID, struct np_nl_watch, id),
+	NP_NL_REC(NUMAPLACE_A_WATCH_COOKIE, cookie),
+	NP_NL_REC(NUMAPLACE_A_WATCH_SEQ, seq),
+	NP_NL_REC(NUMAPLACE_A_WATCH_START, start),
+	NP_NL_REC(NUMAPLACE_A_WATCH_LEN, len),
+	NP_NL_REC(NUMAPLACE_A_WATCH_CHANGED, nr_changed),
+	NP_NL_U32(NUMAPLACE_A_WATCH_REASON, struct np_nl_watch, rec.reason),
+};
+
+/* A NUMAPLACE_A_WATCH_NODE nest: one node's before and after. */
+struct np_nl_wnode {
+	uint32_t node;
+	uint64_t before, after;
+};
+
+static const struct np_nl_field np_nl_wnode_fields[] = {
+	NP_NL_U32(NUMAPLACE_A_WNODE_NODE, struct np_nl_wnode, node),
+	NP_NL_U64(NUMAPLACE_A_WNODE_BEFORE, struct np_nl_wnode, before),
+	NP_NL_U64(NUMAPLACE_A_WNODE_AFTER, struct np_nl_wnode, after),
+};
+
+static void np_nl_watch_node(const struct nlattr *nest, struct np_nl_watch *w)
+{
+	struct np_nl_wnode n = { .node = NUMAPLACE_WATCH_NODES };
+	const struct nlattr *a;
+
+	if (mnl_attr_validate(nest, MNL_TYPE_NESTED) < 0)
+		return;
+	mnl_attr_for_each_nested(a, nest)
+		np_nl_field_put(a, np_nl_wnode_fields,
+				sizeof(np_nl_wnode_fields) / sizeof(np_nl_wnode_fields[0]),
+				&n);
+	if (n.node >= NUMAPLACE_WATCH_NODES)
+		return;
+	w->rec.before[n.node] = n.before;
+	w->rec.after[n.node] = n.after;
+	if (n.node >= w->rec.nr_nodes)
+		w->rec.nr_nodes = n.node + 1;
+}
+
+int np_nl_watch_parse(const struct nlmsghdr *nlh, struct np_nl_watch *w)
+{
+	const struct nlattr *a;
+
+	if (np_nl_cmd(nlh) != NUMAPLACE_NL_CMD_WATCH)
+		return 0;
+	mnl_attr_for_each(a, nlh, GENL_HDRLEN) {
+		if (mnl_attr_get_type(a) == NUMAPLACE_A_WATCH_NODE)
+			np_nl_watch_node(a, w);
+		else
+			np_nl_field_put(a, np_nl_watch_fields,
+					sizeof(np_nl_watch_fields) / sizeof(np_nl_watch_fields[0]),
+					w);
+	}
+	return 1;
 }

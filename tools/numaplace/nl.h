@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * numaplace: the CLI's generic netlink socket on libmnl (after ethtool's
- * netlink/nlsock.c): the family and its "events" group are resolved by
- * name through the controller, every request carries a sequence number
- * that its answers must repeat, NETLINK_EXT_ACK and NETLINK_CAP_ACK are
- * on, and an error is printed with the kernel's extack message.
+ * numaplace: the generic netlink client on libmnl (after ethtool's
+ * netlink/nlsock.c) of the CLI and of the selftests, built once as a
+ * static library (build/nl/libnp_nl.a): the family and its "events" group
+ * are resolved by name through the controller, every request carries a
+ * sequence number that its answers must repeat, NETLINK_EXT_ACK and
+ * NETLINK_CAP_ACK are on, and an error is printed with the kernel's
+ * extack message (kept in struct np_nl_ext for a caller that checks it).
  */
 #ifndef NP_NL_H
 #define NP_NL_H
@@ -104,6 +106,14 @@ struct nlmsghdr *np_nl_msg(struct np_nl *nl, uint16_t family, uint8_t cmd,
 int np_nl_send_recv(struct np_nl *nl, struct nlmsghdr *nlh, mnl_cb_t cb,
 		    void *data);
 
+/*
+ * The flags (GENL_CMD_CAP_*, GENL_ADMIN_PERM) of family @name's operations
+ * by command into @flags[0, @nr), -1 for a command it does not list.
+ * 0 or -errno (-ENOENT: no such family).
+ */
+int np_nl_op_flags(struct np_nl *nl, const char *name, long *flags,
+		   unsigned int nr);
+
 /* Join (@join 1) or leave multicast group @grp. 0 or -errno. */
 int np_nl_group(struct np_nl *nl, uint32_t grp, int join);
 
@@ -114,6 +124,13 @@ int np_nl_group(struct np_nl *nl, uint32_t grp, int join);
  */
 int np_nl_recv_notify(struct np_nl *nl, mnl_cb_t cb, void *data);
 
+/*
+ * Wait up to @ms (0: only what is queued, -1: forever) for a datagram of
+ * notifications and hand each of its messages to @cb: 1, 0 when none
+ * came in time, or -errno as np_nl_recv_notify().
+ */
+int np_nl_wait_notify(struct np_nl *nl, int ms, mnl_cb_t cb, void *data);
+
 /* Print "who: strerror(-err): extack message (attribute, range)". */
 void np_nl_perror(const struct np_nl *nl, int err);
 
@@ -122,5 +139,30 @@ const char *np_errno_name(int err);
 
 /* The generic netlink command of a message of the family. */
 uint8_t np_nl_cmd(const struct nlmsghdr *nlh);
+
+/*
+ * A MIGRATE_DONE event (NUMAPLACE_A_EVENT_*). The parsers below store the
+ * attributes a message has and leave the other fields as they were; they
+ * return 1 for a message of their command, 0 (nothing stored) otherwise.
+ */
+struct np_nl_event {
+	__u32 pid, engines, error;
+	__u64 pages, bytes, duration_ns, failed;
+};
+
+int np_nl_event_parse(const struct nlmsghdr *nlh, struct np_nl_event *ev);
+
+/*
+ * A WATCH event: the record as a watch fd reads it (nr_nodes: one past
+ * the highest node it names; no unplaced counts), the watched pid and
+ * the watch's id.
+ */
+struct np_nl_watch {
+	struct numaplace_watch_record rec;
+	__u32 pid;
+	__u64 id;
+};
+
+int np_nl_watch_parse(const struct nlmsghdr *nlh, struct np_nl_watch *w);
 
 #endif /* NP_NL_H */
