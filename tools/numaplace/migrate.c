@@ -308,21 +308,6 @@ static int np_migrate_open(struct np_migrate_cmd *c)
 	return NP_EXIT_OK;
 }
 
-/* Add one call's counters to the totals. */
-static void np_sum_add(struct numaplace_migrate *sum,
-		       const struct numaplace_migrate *m)
-{
-	int i;
-
-	sum->nr_moved_pages += m->nr_moved_pages;
-	sum->nr_moved_folios += m->nr_moved_folios;
-	sum->nr_in_place_pages += m->nr_in_place_pages;
-	sum->nr_failed_pages += m->nr_failed_pages;
-	for (i = 0; i < NUMAPLACE_FAIL_MAX; i++)
-		sum->nr_failed[i] += m->nr_failed[i];
-	sum->engines |= m->engines;
-}
-
 /* Every piece, a chunk per ioctl; the first error stops the run. */
 static int np_migrate_pieces(struct np_migrate_cmd *c)
 {
@@ -351,7 +336,7 @@ static int np_migrate_pieces(struct np_migrate_cmd *c)
 			m.cpu = c->cpu;
 			memcpy(m.node_set, c->node_set, sizeof(m.node_set));
 			ret = numaplace_migrate(&m);
-			np_sum_add(&c->sum, &m);
+			numaplace_migrate_add(&c->sum, &m);
 			if (ret) {
 				c->done_bytes += m.done * c->info.page_size;
 				c->elapsed = np_clock(CLOCK_MONOTONIC) - c->t0;
