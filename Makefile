@@ -94,7 +94,12 @@ TEST_LIB_SRC := selftests/np_test.c selftests/np_model.c selftests/np_check.c se
 TEST_SRC := $(filter-out $(TEST_LIB_SRC),$(wildcard selftests/*.c))
 TEST_LIB := $(BUILD)/testlib/libnp_test.a
 TESTS    := $(patsubst selftests/%.c,$(BUILD)/selftests/%,$(TEST_SRC))
-BENCH_SRC := $(wildcard tools/bench/*.c)
+# bench.c is the benchmarks' helpers, not a benchmark: compiled once
+# (build/benchlib/bench.o, outside build/bench, whose every file
+# tools/vm/run puts in the guest as a benchmark) and linked into each.
+BENCH_LIB_SRC := tools/bench/bench.c
+BENCH_LIB := $(BUILD)/benchlib/bench.o
+BENCH_SRC := $(filter-out $(BENCH_LIB_SRC),$(wildcard tools/bench/*.c))
 BENCHES  := $(patsubst tools/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 MOD_SRC  := Kbuild $(wildcard module/*.c module/*.h uapi/linux/*.h)
 
@@ -209,15 +214,20 @@ $(BUILD)/selftests/%: selftests/%.c $(wildcard selftests/*.h) $(wildcard uapi/li
 	@mkdir -p $(@D)
 	$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_LIB) -L$(BUILD)/lib -lnumaplace -lpthread $(TEST_LIBS)
 
-# The benchmarks run in the guest (tools/vm/run copies $(BUILD)/bench/*).
-$(BUILD)/bench/%: tools/bench/%.c $(wildcard tools/bench/*.h) tools/lib/numaplace.h $(wildcard uapi/linux/*.h) $(BUILD)/lib/libnumaplace.so
+$(BENCH_LIB): $(BENCH_LIB_SRC) tools/bench/bench.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $< -L$(BUILD)/lib -lnumaplace
+	$(CC) $(CFLAGS) -c -o $@ $<
 
-# kvquery stands for a program that knows nothing of numaplace: libnuma only.
-$(BUILD)/bench/kvquery: tools/bench/kvquery.c
+# The benchmarks run in the guest (tools/vm/run copies $(BUILD)/bench/*).
+$(BUILD)/bench/%: tools/bench/%.c $(wildcard tools/bench/*.h) tools/lib/numaplace.h $(wildcard uapi/linux/*.h) $(BENCH_LIB) $(BUILD)/lib/libnumaplace.so
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $< -lnuma
+	$(CC) $(CFLAGS) -o $@ $< $(BENCH_LIB) -L$(BUILD)/lib -lnumaplace
+
+# kvquery stands for a program that knows nothing of numaplace: libnuma
+# only (bench.o calls nothing of libnumaplace).
+$(BUILD)/bench/kvquery: tools/bench/kvquery.c tools/bench/bench.h $(BENCH_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $< $(BENCH_LIB) -lnuma
 
 deps:
 	tools/deps.sh

@@ -3,8 +3,9 @@
  * kvquery: a program that knows nothing of numaplace. It does what a
  * KV-cache or RDMA store does to learn where its buffer lives: one
  * libnuma numa_move_pages() call with a NULL node list and one entry per
- * 4 KiB page. It is built against libnuma only; bench/preload runs it
- * with and without LD_PRELOAD=libnumaplace-preload.so.
+ * 4 KiB page. It is built against libnuma only (and the benches'
+ * bench.c, which calls nothing of numaplace); bench/preload runs it with
+ * and without LD_PRELOAD=libnumaplace-preload.so.
  *
  *   kvquery [-s MIB] [-r ROUNDS] [-b PAGES]
  *
@@ -23,8 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "bench.h"
 
 /* The size of a pinned KV-cache / RDMA buffer. */
 #define KVQ_DEFAULT_MIB		256
@@ -40,50 +42,33 @@
  */
 #define KVQ_ADDR_HINT		((void *)0x200000000000UL)
 
-static uint64_t kvq_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
-}
-
-static void kvq_usage(void)
-{
-	fprintf(stderr, "usage: kvquery [-s MIB] [-r ROUNDS] [-b PAGES]\n");
-	exit(2);
-}
+#define KVQ_USAGE	"usage: kvquery [-s MIB] [-r ROUNDS] [-b PAGES]"
 
 int main(int argc, char **argv)
 {
 	unsigned long mib = KVQ_DEFAULT_MIB, rounds = KVQ_DEFAULT_ROUNDS;
 	unsigned long batch = 0, nr_pages, i, per_node[KVQ_MAX_NODES] = { 0 };
 	uint64_t best = UINT64_MAX, hash = 1469598103934665603ULL, t0, t;
+	const struct np_bench_opt opts[] = {
+		{ 's', .num = &mib },
+		{ 'r', .num = &rounds },
+		{ 'b', .num = &batch },
+	};
 	long psz = sysconf(_SC_PAGESIZE);
-	int opt, *status, len = 0;
+	int *status, len = 0;
 	unsigned long calls = 0;
 	char nodes[512] = "";
 	void **pages;
 	size_t size;
 	char *buf;
 
-	while ((opt = getopt(argc, argv, "s:r:b:")) != -1) {
-		switch (opt) {
-		case 's':
-			mib = strtoul(optarg, NULL, 0);
-			break;
-		case 'r':
-			rounds = strtoul(optarg, NULL, 0);
-			break;
-		case 'b':
-			batch = strtoul(optarg, NULL, 0);
-			break;
-		default:
-			kvq_usage();
-		}
+	if (np_bench_getopt(argc, argv, opts, sizeof(opts) / sizeof(opts[0]),
+			    KVQ_USAGE))
+		return 2;
+	if (!mib || !rounds) {
+		fprintf(stderr, "%s\n", KVQ_USAGE);
+		return 2;
 	}
-	if (!mib || !rounds)
-		kvq_usage();
 	if (numa_available() < 0) {
 		fprintf(stderr, "kvquery: no NUMA support\n");
 		return 1;
@@ -108,7 +93,7 @@ int main(int argc, char **argv)
 		pages[i] = buf + i * psz;
 
 	for (unsigned long r = 0; r < rounds; r++) {
-		t0 = kvq_now_ns();
+		t0 = np_bench_now_ns();
 		for (i = 0; i < nr_pages; i += batch) {
 			unsigned long n = nr_pages - i < batch ?
 					  nr_pages - i : batch;
@@ -122,7 +107,7 @@ int main(int argc, char **argv)
 			if (!r)
 				calls++;
 		}
-		t = kvq_now_ns() - t0;
+		t = np_bench_now_ns() - t0;
 		if (t < best)
 			best = t;
 	}

@@ -29,6 +29,7 @@
 #include <linux/mempolicy.h>
 
 #include "numaplace.h"
+#include "bench.h"
 #include "watches.h"
 
 /* The size of a pinned RDMA / KV-cache buffer. */
@@ -50,7 +51,6 @@ static const char *np_only_method, *np_only_variant;
 #define NP_DST_NODE	1
 /* MISMATCH lines printed per run before a summary line. */
 #define NP_MAX_REPORTS	8
-#define NP_BALANCING	"/proc/sys/kernel/numa_balancing"
 
 #define NP_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
@@ -124,14 +124,6 @@ struct np_result {
 /* INFO's features when the module can migrate, else 0. */
 static unsigned long long np_migrate_features;
 static long np_mismatches;
-
-static double np_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 static int np_m_memcpy(struct np_bench *b, int m)
 {
@@ -335,57 +327,23 @@ static int np_bind(int node)
 		       NUMAPLACE_MAX_NODES + 1) ? -errno : 0;
 }
 
-/* AnonHugePages of the VMA holding @addr, in base pages; -1 if unknown. */
-static long np_smaps_thp_pages(const void *addr, size_t page_size)
-{
-	unsigned long long start, end;
-	char line[512];
-	long kb = -1;
-	int in = 0;
-	FILE *f;
-
-	f = fopen("/proc/self/smaps", "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx-%llx ", &start, &end) == 2 &&
-		    strchr(line, '-') < strchr(line, ' ')) {
-			in = start <= (uintptr_t)addr && (uintptr_t)addr < end;
-			continue;
-		}
-		if (in && sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
-			break;
-	}
-	fclose(f);
-	return kb < 0 ? -1 : kb * 1024 / (long)page_size;
-}
-
 /*
  * A fresh buffer on NP_SRC_NODE, filled with its pattern: mapped, advised
  * (THP or not) and faulted in under a bind policy.
  */
 static int np_buffer_create(struct np_bench *b)
 {
-	uintptr_t aligned;
 	size_t i;
 	int ret;
 
 	if (b->map)
 		munmap(b->map, b->map_len);
-	b->map_len = NP_BUF_SIZE + NP_PMD_SIZE;
-	b->map = mmap(NULL, b->map_len, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (b->map == MAP_FAILED) {
-		b->map = NULL;
-		perror("bench: mmap");
+	b->buf = np_bench_map(NP_BUF_SIZE, NP_PMD_SIZE,
+			      np_variants[b->variant].thp,
+			      np_variants[b->variant].name, &b->map,
+			      &b->map_len);
+	if (!b->buf)
 		return -1;
-	}
-	aligned = ((uintptr_t)b->map + NP_PMD_SIZE - 1) & ~(NP_PMD_SIZE - 1);
-	b->buf = (char *)aligned;
-	if (madvise(b->buf, NP_BUF_SIZE, np_variants[b->variant].thp ?
-		    MADV_HUGEPAGE : MADV_NOHUGEPAGE))
-		fprintf(stderr, "bench %s: madvise: %s\n",
-			np_variants[b->variant].name, strerror(errno));
 	ret = np_bind(NP_SRC_NODE);
 	if (ret)
 		fprintf(stderr, "bench: set_mempolicy(MPOL_BIND, node %d): %s\n",
@@ -394,7 +352,7 @@ static int np_buffer_create(struct np_bench *b)
 	np_bind(-1);
 	for (i = 0; i < b->nr_pages; i++)
 		b->pages[i] = b->buf + i * b->page_size;
-	b->thp_pages = np_smaps_thp_pages(b->buf, b->page_size);
+	b->thp_pages = np_bench_smaps_thp_pages(b->buf, b->page_size);
 	return 0;
 }
 
@@ -491,7 +449,7 @@ static int np_reset(struct np_bench *b)
 	long thp;
 
 	if (np_variants[b->variant].thp && b->thp_pages > 0) {
-		thp = np_smaps_thp_pages(b->buf, b->page_size);
+		thp = np_bench_smaps_thp_pages(b->buf, b->page_size);
 		if (thp >= 0 && thp < b->thp_pages &&
 		    np_buffer_create(b))
 			return -1;
@@ -511,7 +469,7 @@ static int np_reset(struct np_bench *b)
 		}
 	}
 done:
-	thp = np_smaps_thp_pages(b->buf, b->page_size);
+	thp = np_bench_smaps_thp_pages(b->buf, b->page_size);
 	if (thp >= 0 && (b->thp_min < 0 || thp < b->thp_min))
 		b->thp_min = thp;
 	return 0;
@@ -624,9 +582,9 @@ static void np_run_one(struct np_bench *b, struct np_result *res, int m,
 		res->err[m] = EIO;
 		return;
 	}
-	t0 = np_now_ms();
+	t0 = np_bench_now_ms();
 	ret = np_methods[m].fn(b, m);
-	ms = np_now_ms() - t0;
+	ms = np_bench_now_ms() - t0;
 	if (ret) {
 		res->err[m] = -ret;
 		printf("bench %s: %s: %s\n", np_variants[b->variant].name,
@@ -777,44 +735,6 @@ static void np_print_table(const struct np_result *res)
 		printf("* with NUMAPLACE_MIGRATE_SPLIT_OK: the vma engine moves base pages, THPs end split\n");
 }
 
-/* NUMA hinting faults would move pages back and forth mid-run. */
-static int np_balancing_off(char *old, size_t len)
-{
-	ssize_t n;
-	int fd;
-
-	old[0] = 0;
-	fd = open(NP_BALANCING, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, old, len - 1);
-	old[n > 0 ? n : 0] = 0;
-	old[strcspn(old, "\n")] = 0;
-	if (pwrite(fd, "0\n", 2, 0) != 2) {
-		n = -errno;
-		close(fd);
-		old[0] = 0;
-		return n;
-	}
-	close(fd);
-	return 0;
-}
-
-static void np_balancing_restore(const char *old)
-{
-	int fd;
-
-	if (!old[0])
-		return;
-	fd = open(NP_BALANCING, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	if (write(fd, old, strlen(old)) < 0)
-		fprintf(stderr, "bench: restore %s: %s\n", NP_BALANCING,
-			strerror(errno));
-	close(fd);
-}
-
 int main(int argc, char **argv)
 {
 	unsigned long long any = NUMAPLACE_FEAT_MIGRATE_KERNEL |
@@ -825,7 +745,7 @@ int main(int argc, char **argv)
 	struct utsname uts;
 	char balancing[16];
 	int err, failed = 0, v, m;
-	double t0 = np_now_ms();
+	double t0 = np_bench_now_ms();
 
 	int watches = 0, a;
 
@@ -863,11 +783,11 @@ int main(int argc, char **argv)
 		       NP_DST_NODE);
 		return 1;
 	}
-	err = np_balancing_off(balancing, sizeof(balancing));
+	err = np_bench_balancing_off(balancing, sizeof(balancing));
 	printf("numa_balancing: %s\n", err ? strerror(-err) :
 	       "0 for the run");
 	if (np_bench_watches_open(watches)) {
-		np_balancing_restore(balancing);
+		np_bench_balancing_restore(balancing);
 		return 1;
 	}
 
@@ -879,11 +799,11 @@ int main(int argc, char **argv)
 			continue;
 		}
 		if (np_bench_variant(v, &res[v])) {
-			np_balancing_restore(balancing);
+			np_bench_balancing_restore(balancing);
 			return 1;
 		}
 	}
-	np_balancing_restore(balancing);
+	np_bench_balancing_restore(balancing);
 	if (np_method_available(NP_M_BATCH1) || np_method_available(NP_M_BATCH2))
 		np_set_workers(0);
 	np_print_table(res);
@@ -919,7 +839,7 @@ int main(int argc, char **argv)
 			printf("kernel copy limit: %s unreadable\n", NP_COPY_LIMIT);
 		}
 	}
-	printf("\nelapsed: %.0f s\n", (np_now_ms() - t0) / 1e3);
+	printf("\nelapsed: %.0f s\n", (np_bench_now_ms() - t0) / 1e3);
 	for (v = 0; v < NP_NR_VARIANTS; v++)
 		for (m = 0; m < NP_NR_METHODS; m++)
 			failed |= res[v].err[m] && np_method_available(m);

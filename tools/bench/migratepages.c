@@ -15,7 +15,6 @@
  *   migratepages [-r ROUNDS] [-s MIB] [-H] [-m MIGRATEPAGES] [-l SHIM]
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdint.h>
@@ -27,13 +26,12 @@
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <linux/mempolicy.h>
 
 #include "numaplace.h"
-#include "env.h"
+#include "bench.h"
 
 #define NP_MIGRATEPAGES	"/usr/bin/migratepages"
 #define NP_SHIM		"/usr/lib/libnumaplace-preload.so"
@@ -43,28 +41,12 @@
 #define NP_DEFAULT_MIB	256
 /* Its stderr (the shim's statistics line) is short. */
 #define NP_OUT_MAX	4096
-#define NP_BALANCING	"/proc/sys/kernel/numa_balancing"
 /* A full node mask for mbind(2). */
 #define NP_MAXNODE	(NUMAPLACE_MAX_NODES + 1)
 
 static const char *np_mp = NP_MIGRATEPAGES, *np_shim = NP_SHIM;
 static size_t np_len, np_psz;
 static int np_thp, np_node_a = -1, np_node_b = -1;
-
-struct np_side {
-	const char *name;
-	int preload;
-	uint64_t best_ns;
-	unsigned long runs;
-};
-
-static uint64_t np_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 /* A target with the buffer on node A, waiting; its pid and address. */
 static pid_t np_target(char **addr)
@@ -149,61 +131,21 @@ out:
 static int np_run(int preload, int stats, uint64_t *ns, unsigned long on[2],
 		  uint64_t *hash, char *err, size_t errlen)
 {
-	char ld[4200], spid[16], sa[16], sb[16], *addr;
-	const char *extra[3] = { NULL, NULL, NULL };
-	int epipe[2], status, k = 0, ret = -1;
-	char *argv[5];
-	char **env;
-	pid_t target, pid;
-	ssize_t len = 0;
-	uint64_t t0;
+	char spid[16], sa[16], sb[16], *addr;
+	char *argv[] = { (char *)np_mp, spid, sa, sb, NULL };
+	int status, ret = -1;
+	pid_t target;
 
-	snprintf(ld, sizeof(ld), "LD_PRELOAD=%s", np_shim);
-	if (preload)
-		extra[k++] = ld;
-	if (stats)
-		extra[k++] = "NUMAPLACE_PRELOAD_STATS=1";
-	env = np_bench_env(extra);
 	target = np_target(&addr);
-	if (!env || target < 0 || pipe(epipe))
+	if (target < 0)
 		goto out;
 	snprintf(spid, sizeof(spid), "%d", target);
 	snprintf(sa, sizeof(sa), "%d", np_node_a);
 	snprintf(sb, sizeof(sb), "%d", np_node_b);
-	argv[0] = (char *)np_mp;
-	argv[1] = spid;
-	argv[2] = sa;
-	argv[3] = sb;
-	argv[4] = NULL;
-	t0 = np_now_ns();
-	pid = fork();
-	if (pid < 0)
-		goto out;
-	if (!pid) {
-		dup2(epipe[1], STDERR_FILENO);
-		close(epipe[0]);
-		execve(np_mp, argv, env);
-		dprintf(STDERR_FILENO, "exec %s: %s\n", np_mp, strerror(errno));
-		_exit(127);
-	}
-	close(epipe[1]);
 	/* The shim's statistics line comes in several writes: read to EOF. */
-	for (size_t got = 0; got < errlen - 1; got += len) {
-		len = read(epipe[0], err + got, errlen - 1 - got);
-		if (len < 0 && errno == EINTR) {
-			len = 0;
-			continue;
-		}
-		if (len <= 0) {
-			err[got] = 0;
-			break;
-		}
-		err[got + len] = 0;
-	}
-	close(epipe[0]);
-	if (waitpid(pid, &status, 0) != pid)
+	if (np_bench_run(np_mp, argv, preload ? np_shim : NULL, stats, NULL,
+			 0, err, errlen, &status, ns))
 		goto out;
-	*ns = np_now_ns() - t0;
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
 		fprintf(stderr, "migratepages bench: %s%s failed (%s %d): %s\n",
 			np_mp, preload ? " (preloaded)" : "",
@@ -218,64 +160,56 @@ out:
 		kill(target, SIGKILL);
 		waitpid(target, NULL, 0);
 	}
-	free(env);
 	return ret;
 }
 
-static void np_balancing(const char *val, char *old, size_t len)
-{
-	int fd = open(NP_BALANCING, O_RDWR | O_CLOEXEC);
-	ssize_t n;
+/* The placement of the first run, which every timed run must repeat. */
+struct np_mp_ctx {
+	unsigned long on0[2];
+	uint64_t hash0;
+	int mismatch;
+};
 
-	if (fd < 0)
-		return;
-	if (old) {
-		n = read(fd, old, len - 1);
-		old[n > 0 ? n : 0] = 0;
+static int np_mp_run(void *data, const struct np_bench_side *s, uint64_t *ns)
+{
+	struct np_mp_ctx *ctx = data;
+	char err[NP_OUT_MAX];
+	unsigned long on[2];
+	uint64_t hash;
+
+	if (np_run(s->preload, 0, ns, on, &hash, err, sizeof(err)))
+		return 1;
+	if (hash != ctx->hash0 || on[0] != ctx->on0[0] || on[1] != ctx->on0[1]) {
+		printf("MISMATCH: %s: %lu on %d, %lu on %d (hash %#" PRIx64 "), first run %lu, %lu (%#" PRIx64 ")\n",
+		       s->name, on[0], np_node_a, on[1], np_node_b, hash,
+		       ctx->on0[0], ctx->on0[1], ctx->hash0);
+		ctx->mismatch = 1;
 	}
-	if (val && pwrite(fd, val, strlen(val), 0) < 0)
-		fprintf(stderr, "migratepages bench: %s: %s\n", NP_BALANCING,
-			strerror(errno));
-	close(fd);
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	struct np_side side[2] = {
-		{ "migratepages", 0, UINT64_MAX, 0 },
-		{ "migratepages + preload shim", 1, UINT64_MAX, 0 },
+	unsigned long rounds = NP_ROUNDS, mib = NP_DEFAULT_MIB;
+	const struct np_bench_opt opts[] = {
+		{ 'r', .num = &rounds },
+		{ 's', .num = &mib },
+		{ 'H', .flag = &np_thp },
+		{ 'm', .str = &np_mp },
+		{ 'l', .str = &np_shim },
 	};
-	static const int order[] = { 0, 1, 1, 0 };
-	unsigned long rounds = NP_ROUNDS, mib = NP_DEFAULT_MIB, on[2], on0[2];
 	char err[NP_OUT_MAX], balancing[16] = "";
+	struct np_mp_ctx ctx = { .mismatch = 0 };
 	struct numaplace_info info;
-	uint64_t ns, hash, hash0;
+	struct np_bench_side side[2];
 	struct utsname uts;
-	int opt, bad = 0, mismatch = 0;
+	uint64_t ns;
+	int bad = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((opt = getopt(argc, argv, "r:s:Hm:l:")) != -1) {
-		switch (opt) {
-		case 'r':
-			rounds = strtoul(optarg, NULL, 0);
-			break;
-		case 's':
-			mib = strtoul(optarg, NULL, 0);
-			break;
-		case 'H':
-			np_thp = 1;
-			break;
-		case 'm':
-			np_mp = optarg;
-			break;
-		case 'l':
-			np_shim = optarg;
-			break;
-		default:
-			fprintf(stderr, "usage: migratepages [-r ROUNDS] [-s MIB] [-H] [-m MIGRATEPAGES] [-l SHIM]\n");
-			return 2;
-		}
-	}
+	if (np_bench_getopt(argc, argv, opts, sizeof(opts) / sizeof(opts[0]),
+			    "usage: migratepages [-r ROUNDS] [-s MIB] [-H] [-m MIGRATEPAGES] [-l SHIM]"))
+		return 2;
 	if (!rounds)
 		rounds = 1;
 	np_psz = sysconf(_SC_PAGESIZE);
@@ -302,10 +236,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	uname(&uts);
-	np_balancing("0", balancing, sizeof(balancing));
+	np_bench_balancing_off(balancing, sizeof(balancing));
 
 	/* The shim's route, and the placement every run must reach. */
-	if (np_run(1, 1, &ns, on0, &hash0, err, sizeof(err)))
+	if (np_run(1, 1, &ns, ctx.on0, &ctx.hash0, err, sizeof(err)))
 		return 1;
 	printf("numaplace migratepages bench: kernel %s, %lu MiB of %s pages, node %d -> %d\n",
 	       uts.release, np_len >> 20, np_thp ? "THP" : "4 KiB", np_node_a,
@@ -315,38 +249,15 @@ int main(int argc, char **argv)
 		printf("ERROR: the shim did not take numa_migrate_pages over\n");
 		bad = 1;
 	}
-	for (unsigned long i = 0; i < rounds; i++) {
-		for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
-			struct np_side *s = &side[order[k]];
+	if (np_bench_abba(side, "migratepages",
+			  "migratepages + preload shim", rounds,
+			  np_mp_run, &ctx))
+		return 1;
+	np_bench_balancing_restore(balancing);
 
-			if (np_run(s->preload, 0, &ns, on, &hash, err,
-				   sizeof(err)))
-				return 1;
-			s->runs++;
-			if (ns < s->best_ns)
-				s->best_ns = ns;
-			if (hash != hash0 || on[0] != on0[0] || on[1] != on0[1]) {
-				printf("MISMATCH: %s: %lu on %d, %lu on %d (hash %#" PRIx64 "), first run %lu, %lu (%#" PRIx64 ")\n",
-				       s->name, on[0], np_node_a, on[1],
-				       np_node_b, hash, on0[0], on0[1], hash0);
-				mismatch = 1;
-			}
-		}
-	}
-	np_balancing(balancing[0] ? balancing : NULL, NULL, 0);
-
-	printf("\n%-34s %12s %12s %6s\n", "best of A B B A rounds", "ms",
-	       "ns/page", "runs");
-	for (int k = 0; k < 2; k++)
-		printf("%-34s %12.3f %12.1f %6lu\n", side[k].name,
-		       side[k].best_ns / 1e6,
-		       (double)side[k].best_ns / (np_len / np_psz),
-		       side[k].runs);
-	printf("%-34s %11.2fx\n", "speed-up (A / B)",
-	       side[1].best_ns ? (double)side[0].best_ns / side[1].best_ns :
-	       0.0);
+	np_bench_abba_print(side, np_len / np_psz);
 	printf("placement identical in all %lu runs: %s (%lu pages on %d, %lu on %d, hash %#" PRIx64 ")\n",
-	       side[0].runs + side[1].runs + 1, mismatch ? "NO" : "yes",
-	       on0[0], np_node_a, on0[1], np_node_b, hash0);
-	return bad || mismatch;
+	       side[0].runs + side[1].runs + 1, ctx.mismatch ? "NO" : "yes",
+	       ctx.on0[0], np_node_a, ctx.on0[1], np_node_b, ctx.hash0);
+	return bad || ctx.mismatch;
 }

@@ -11,7 +11,6 @@
  *   preload [-r ROUNDS] [-k KVQUERY] [-l SHIM] [-- KVQUERY-ARGS...]
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -22,7 +21,7 @@
 #include <unistd.h>
 
 #include "numaplace.h"
-#include "env.h"
+#include "bench.h"
 
 #define NP_KVQUERY	"/usr/libexec/numaplace/bench/kvquery"
 #define NP_SHIM		"/usr/lib/libnumaplace-preload.so"
@@ -30,7 +29,6 @@
 #define NP_ROUNDS	5
 /* One kvquery line is short; its stderr (shim statistics) too. */
 #define NP_OUT_MAX	4096
-#define NP_BALANCING	"/proc/sys/kernel/numa_balancing"
 
 /* What one kvquery run printed. */
 struct np_kvq {
@@ -41,35 +39,9 @@ struct np_kvq {
 	char err[NP_OUT_MAX];		/* its stderr */
 };
 
-/* One side of the comparison. */
-struct np_side {
-	const char *name;
-	int preload;
-	uint64_t best_ns;
-	unsigned long runs;
-};
-
 static const char *np_kvquery = NP_KVQUERY, *np_shim = NP_SHIM;
 static char **np_kvq_args;
 static int np_nr_kvq_args;
-
-/* Read all of @fd into @buf (NUL-terminated). */
-static void np_slurp(int fd, char *buf, size_t size)
-{
-	size_t len = 0;
-	ssize_t n;
-
-	while (len < size - 1 &&
-	       (n = read(fd, buf + len, size - 1 - len)) != 0) {
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		len += n;
-	}
-	buf[len] = 0;
-}
 
 /*
  * Run kvquery once, with the shim when @preload (and its statistics when
@@ -77,49 +49,24 @@ static void np_slurp(int fd, char *buf, size_t size)
  */
 static int np_run_kvquery(int preload, int stats, struct np_kvq *r)
 {
-	char ld[4200], out[NP_OUT_MAX], *line;
-	const char *extra[3] = { NULL, NULL, NULL };
-	int opipe[2], epipe[2], status, k = 0;
-	char **argv, **env;
-	pid_t pid;
+	char out[NP_OUT_MAX], *line, **argv;
+	int status, ret;
 
 	memset(r, 0, sizeof(*r));
-	snprintf(ld, sizeof(ld), "LD_PRELOAD=%s", np_shim);
-	if (preload)
-		extra[k++] = ld;
-	if (stats)
-		extra[k++] = "NUMAPLACE_PRELOAD_STATS=1";
-	env = np_bench_env(extra);
 	argv = calloc(np_nr_kvq_args + 2, sizeof(*argv));
-	if (!env || !argv || pipe(opipe) || pipe(epipe))
+	if (!argv)
 		return -1;
 	argv[0] = (char *)np_kvquery;
 	for (int i = 0; i < np_nr_kvq_args; i++)
 		argv[i + 1] = np_kvq_args[i];
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (!pid) {
-		dup2(opipe[1], STDOUT_FILENO);
-		dup2(epipe[1], STDERR_FILENO);
-		close(opipe[0]);
-		close(epipe[0]);
-		execve(np_kvquery, argv, env);
-		dprintf(STDERR_FILENO, "exec %s: %s\n", np_kvquery,
-			strerror(errno));
-		_exit(127);
-	}
-	close(opipe[1]);
-	close(epipe[1]);
 	/* kvquery writes one short line to each: no pipe fills up. */
-	np_slurp(opipe[0], out, sizeof(out));
-	np_slurp(epipe[0], r->err, sizeof(r->err));
-	close(opipe[0]);
-	close(epipe[0]);
-	free(env);
+	ret = np_bench_run(np_kvquery, argv, preload ? np_shim : NULL, stats,
+			   out, sizeof(out), r->err, sizeof(r->err), &status,
+			   NULL);
 	free(argv);
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
-	    WEXITSTATUS(status)) {
+	if (ret)
+		return -1;
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
 		fprintf(stderr, "preload bench: kvquery%s failed: %s%s",
 			preload ? " (preloaded)" : "", r->err, out);
 		return -1;
@@ -136,55 +83,49 @@ static int np_run_kvquery(int preload, int stats, struct np_kvq *r)
 	return 0;
 }
 
-/* NUMA hinting faults would change placement between runs. */
-static void np_balancing(const char *val, char *old, size_t len)
-{
-	int fd = open(NP_BALANCING, O_RDWR | O_CLOEXEC);
-	ssize_t n;
+/* The first run's answer every timed run must repeat. */
+struct np_preload_ctx {
+	const char *hash;
+	int bad;
+};
 
-	if (fd < 0)
-		return;
-	if (old) {
-		n = read(fd, old, len - 1);
-		old[n > 0 ? n : 0] = 0;
+/* One timed run of side @s: its best time, its hash against the first. */
+static int np_preload_run(void *data, const struct np_bench_side *s,
+			  uint64_t *ns)
+{
+	struct np_preload_ctx *ctx = data;
+	struct np_kvq r;
+
+	if (np_run_kvquery(s->preload, 0, &r))
+		return 1;
+	*ns = r.best_ns;
+	if (strcmp(r.hash, ctx->hash)) {
+		printf("MISMATCH: %s: status[] hash %s, first run %s (nodes %s)\n",
+		       s->name, r.hash, ctx->hash, r.nodes);
+		ctx->bad = 1;
 	}
-	if (val && *val && pwrite(fd, val, strlen(val), 0) < 0)
-		fprintf(stderr, "preload bench: %s: %s\n", NP_BALANCING,
-			strerror(errno));
-	close(fd);
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	struct np_side side[2] = {
-		{ "numa_move_pages (libnuma)", 0, UINT64_MAX, 0 },
-		{ "numa_move_pages + preload shim", 1, UINT64_MAX, 0 },
-	};
-	/* A B B A: drift and warm-up hit both sides alike. */
-	static const int order[] = { 0, 1, 1, 0 };
 	unsigned long rounds = NP_ROUNDS;
+	const struct np_bench_opt opts[] = {
+		{ 'r', .num = &rounds },
+		{ 'k', .str = &np_kvquery },
+		{ 'l', .str = &np_shim },
+	};
 	char hash[32] = "", balancing[16] = "";
-	struct np_kvq r, stats;
+	struct np_preload_ctx ctx = { hash, 0 };
+	struct np_kvq stats;
+	struct np_bench_side side[2];
 	struct utsname uts;
-	int opt, bad = 0;
+	int bad = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((opt = getopt(argc, argv, "r:k:l:")) != -1) {
-		switch (opt) {
-		case 'r':
-			rounds = strtoul(optarg, NULL, 0);
-			break;
-		case 'k':
-			np_kvquery = optarg;
-			break;
-		case 'l':
-			np_shim = optarg;
-			break;
-		default:
-			fprintf(stderr, "usage: preload [-r ROUNDS] [-k KVQUERY] [-l SHIM] [-- KVQUERY-ARGS...]\n");
-			return 2;
-		}
-	}
+	if (np_bench_getopt(argc, argv, opts, sizeof(opts) / sizeof(opts[0]),
+			    "usage: preload [-r ROUNDS] [-k KVQUERY] [-l SHIM] [-- KVQUERY-ARGS...]"))
+		return 2;
 	np_kvq_args = argv + optind;
 	np_nr_kvq_args = argc - optind;
 	if (!rounds)
@@ -195,7 +136,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	uname(&uts);
-	np_balancing("0", balancing, sizeof(balancing));
+	np_bench_balancing_off(balancing, sizeof(balancing));
 
 	/* Which way the shim routes, and that it is taken at all. */
 	if (np_run_kvquery(1, 1, &stats))
@@ -212,35 +153,15 @@ int main(int argc, char **argv)
 	}
 	snprintf(hash, sizeof(hash), "%s", stats.hash);
 
-	for (unsigned long i = 0; i < rounds; i++) {
-		for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
-			struct np_side *s = &side[order[k]];
+	if (np_bench_abba(side, "numa_move_pages (libnuma)",
+			  "numa_move_pages + preload shim", rounds,
+			  np_preload_run, &ctx))
+		return 1;
+	np_bench_balancing_restore(balancing);
 
-			if (np_run_kvquery(s->preload, 0, &r))
-				return 1;
-			s->runs++;
-			if (r.best_ns < s->best_ns)
-				s->best_ns = r.best_ns;
-			if (strcmp(r.hash, hash)) {
-				printf("MISMATCH: %s: status[] hash %s, first run %s (nodes %s)\n",
-				       s->name, r.hash, hash, r.nodes);
-				bad = 1;
-			}
-		}
-	}
-	np_balancing(balancing, NULL, 0);
-
-	printf("\n%-34s %12s %12s %6s\n", "best of A B B A rounds", "ms",
-	       "ns/page", "runs");
-	for (int k = 0; k < 2; k++)
-		printf("%-34s %12.3f %12.1f %6lu\n", side[k].name,
-		       side[k].best_ns / 1e6,
-		       (double)side[k].best_ns / stats.pages, side[k].runs);
-	printf("%-34s %11.1fx\n", "speed-up (A / B)",
-	       side[1].best_ns ? (double)side[0].best_ns / side[1].best_ns :
-	       0.0);
+	np_bench_abba_print(side, stats.pages);
 	printf("status[] identical in all %lu runs: %s (hash %s, nodes %s)\n",
-	       side[0].runs + side[1].runs + 1, bad ? "NO" : "yes", hash,
+	       side[0].runs + side[1].runs + 1, ctx.bad ? "NO" : "yes", hash,
 	       stats.nodes);
-	return bad;
+	return bad || ctx.bad;
 }

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "numaplace.h"
+#include "bench.h"
 #include "watches.h"
 
 /* The size of a pinned RDMA / KV-cache buffer. */
@@ -37,7 +38,6 @@
 /* status[] fill values: a slot the syscall / numaplace did not write. */
 #define NP_SENTINEL_SYS	0x5a5a5a5a
 #define NP_SENTINEL_NP	0x3c3c3c3c
-#define NP_BALANCING	"/proc/sys/kernel/numa_balancing"
 
 #define NP_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
@@ -85,14 +85,6 @@ struct np_result {
 static int np_have_device;
 /* INFO's nr_node_ids: the node totals buffer needs no more. */
 static unsigned int np_nr_node_ids = 1;
-
-static double np_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 static int np_m_move_pages(struct np_bench *b)
 {
@@ -169,9 +161,9 @@ static void np_time_one(struct np_bench *b, struct np_result *res, int m)
 
 	if (res->err[m] || (np_methods[m].needs_device && !np_have_device))
 		return;
-	t0 = np_now_ms();
+	t0 = np_bench_now_ms();
 	ret = np_methods[m].fn(b);
-	ms = np_now_ms() - t0;
+	ms = np_bench_now_ms() - t0;
 	if (ret) {
 		res->err[m] = -ret;
 		fprintf(stderr, "bench %s: %s: %s\n", b->variant,
@@ -195,31 +187,6 @@ static void np_time_all(struct np_bench *b, struct np_result *res)
 		for (m = NP_NR_METHODS - 1; m >= 0; m--)
 			np_time_one(b, res, m);
 	}
-}
-
-/* AnonHugePages of the VMA holding @addr, in base pages; -1 if unknown. */
-static long np_smaps_thp_pages(const void *addr, size_t page_size)
-{
-	unsigned long long start, end;
-	char line[512];
-	long kb = -1;
-	int in = 0;
-	FILE *f;
-
-	f = fopen("/proc/self/smaps", "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx-%llx ", &start, &end) == 2 &&
-		    strchr(line, '-') < strchr(line, ' ')) {
-			in = start <= (uintptr_t)addr && (uintptr_t)addr < end;
-			continue;
-		}
-		if (in && sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
-			break;
-	}
-	fclose(f);
-	return kb < 0 ? -1 : kb * 1024 / (long)page_size;
 }
 
 /*
@@ -314,7 +281,7 @@ static long np_verify(struct np_bench *b, struct np_result *res)
 	res->thp_source = "runs";
 out:
 	if (res->thp_pages < 0) {
-		res->thp_pages = np_smaps_thp_pages(b->buf, b->page_size);
+		res->thp_pages = np_bench_smaps_thp_pages(b->buf, b->page_size);
 		res->thp_source = "smaps";
 	}
 	if (bad > 8)
@@ -327,25 +294,17 @@ out:
 
 static int np_bench_setup(struct np_bench *b, const char *variant, int thp)
 {
-	uintptr_t aligned;
 	size_t i;
 
 	memset(b, 0, sizeof(*b));
 	b->variant = variant;
+	b->pagemap_fd = -1;
 	b->page_size = sysconf(_SC_PAGESIZE);
 	b->nr_pages = NP_BUF_SIZE / b->page_size;
-	b->map_len = NP_BUF_SIZE + NP_PMD_SIZE;
-	b->map = mmap(NULL, b->map_len, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (b->map == MAP_FAILED) {
-		perror("bench: mmap");
+	b->buf = np_bench_map(NP_BUF_SIZE, NP_PMD_SIZE, thp, variant, &b->map,
+			      &b->map_len);
+	if (!b->buf)
 		return -1;
-	}
-	aligned = ((uintptr_t)b->map + NP_PMD_SIZE - 1) & ~(NP_PMD_SIZE - 1);
-	b->buf = (char *)aligned;
-	if (madvise(b->buf, NP_BUF_SIZE, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE))
-		fprintf(stderr, "bench %s: madvise: %s\n", variant,
-			strerror(errno));
 	memset(b->buf, 1, NP_BUF_SIZE);
 
 	b->nr_nodes = np_nr_node_ids;
@@ -372,7 +331,7 @@ static void np_bench_teardown(struct np_bench *b)
 {
 	if (b->pagemap_fd >= 0)
 		close(b->pagemap_fd);
-	if (b->map && b->map != MAP_FAILED)
+	if (b->map)
 		munmap(b->map, b->map_len);
 	free(b->pages);
 	free(b->status);
@@ -471,44 +430,6 @@ static void np_print_table(const struct np_result *res, int nr)
 	}
 }
 
-/* NUMA hinting faults would move pages and mark PTEs protnone mid-run. */
-static int np_balancing_off(char *old, size_t len)
-{
-	ssize_t n;
-	int fd;
-
-	old[0] = 0;
-	fd = open(NP_BALANCING, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, old, len - 1);
-	old[n > 0 ? n : 0] = 0;
-	old[strcspn(old, "\n")] = 0;
-	if (pwrite(fd, "0\n", 2, 0) != 2) {
-		n = -errno;
-		close(fd);
-		old[0] = 0;
-		return n;
-	}
-	close(fd);
-	return 0;
-}
-
-static void np_balancing_restore(const char *old)
-{
-	int fd;
-
-	if (!old[0])
-		return;
-	fd = open(NP_BALANCING, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	if (write(fd, old, strlen(old)) < 0)
-		fprintf(stderr, "bench: restore %s: %s\n", NP_BALANCING,
-			strerror(errno));
-	close(fd);
-}
-
 int main(int argc, char **argv)
 {
 	struct numaplace_info info;
@@ -540,11 +461,11 @@ int main(int argc, char **argv)
 		       NUMAPLACE_DEVICE, strerror(-err));
 	else if (!np_have_device)
 		printf("numaplace: the module has no query on this kernel: only the syscall and pagemap rows\n");
-	err = np_balancing_off(balancing, sizeof(balancing));
+	err = np_bench_balancing_off(balancing, sizeof(balancing));
 	printf("numa_balancing: %s\n", err ? strerror(-err) :
 	       "0 for the run");
 	if (np_bench_watches_open(watches)) {
-		np_balancing_restore(balancing);
+		np_bench_balancing_restore(balancing);
 		return 1;
 	}
 
@@ -553,7 +474,7 @@ int main(int argc, char **argv)
 		bad += ret;
 		ret = np_bench_variant("thp", 1, &res[1]);
 	}
-	np_balancing_restore(balancing);
+	np_bench_balancing_restore(balancing);
 	if (ret < 0)
 		return 1;
 	bad += ret;

@@ -12,9 +12,8 @@
 #include "lib.h"
 #include "numaplace.h"
 
-/* The counters of @from added to @to. */
-static void np_migrate_add(struct numaplace_migrate *to,
-			   const struct numaplace_migrate *from)
+NP_EXPORT void numaplace_migrate_add(struct numaplace_migrate *to,
+				     const struct numaplace_migrate *from)
 {
 	int i;
 
@@ -81,7 +80,7 @@ NP_EXPORT int numaplace_migrate(struct numaplace_migrate *m)
 		/* Outputs from a previous attempt must not read as input. */
 		req.done = 0;
 		ret = np_migrate_ioctl(&req);
-		np_migrate_add(&sum, &req);
+		numaplace_migrate_add(&sum, &req);
 		if (ret != -EINTR)
 			break;
 		np_migrate_advance(&req, req.done, page_size);

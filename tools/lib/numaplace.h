@@ -109,6 +109,14 @@ int numaplace_query_totals(int pid, const void *start, size_t len,
 int numaplace_migrate(struct numaplace_migrate *m);
 
 /*
+ * Add the outputs of one migration call @from (done, the page, folio and
+ * failure counters, the engines) to @to: the totals of a request made in
+ * several calls, a chunk at a time.
+ */
+void numaplace_migrate_add(struct numaplace_migrate *to,
+			   const struct numaplace_migrate *from);
+
+/*
  * Move [start, start + len) of process @pid (0 = caller) to @node (flags:
  * NUMAPLACE_MIGRATE_*). @out, if not NULL, gets the counters. 0 or -errno.
  */

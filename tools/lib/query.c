@@ -66,28 +66,51 @@ static long np_sys_move_pages(int pid, unsigned long count, void **pages,
 }
 
 /*
- * Errors by which the module says "not this request" rather than giving
- * the syscall's answer: the real syscall then answers. EINTR is a signal
- * that cut the walk short; ENOMEM is the module's own buffer, not an
- * answer move_pages(2) would give for a query; EBADF is a program that
- * closed every descriptor, ours included.
+ * A call the module does not answer, the real syscall does: nothing to
+ * answer, NULL arrays (the syscall faults on them after its pid checks),
+ * 32-bit pointers (pages[] is not an array of __u64 there), or no support
+ * of the mode in the module (@mask(), asked only then, is 0).
  */
-static int np_query_fallback(int err, int pid)
+static int np_move_pages_direct(unsigned long count, void **pages,
+				int *status, __u64 (*mask)(void))
+{
+	return !count || !pages || !status ||
+	       sizeof(void *) != sizeof(__u64) || !mask();
+}
+
+/*
+ * kernel_move_pages()'s own checks before any page, in its order: the
+ * flags, then for MPOL_MF_MOVE_ALL its CAP_SYS_NICE, pid and ptrace
+ * answers (the syscall's, for no pages). 0 to go on; else what the call
+ * returns, errno set.
+ */
+static long np_move_pages_precheck(int pid, int flags)
+{
+	if (flags & ~NP_MOVE_PAGES_FLAGS) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (flags & MPOL_MF_MOVE_ALL)
+		return np_sys_move_pages(pid, 0, NULL, NULL, NULL, flags);
+	return 0;
+}
+
+/*
+ * Errors by which the module says "not this request" rather than giving
+ * the syscall's answer, to a query and to MIGRATE alike: the real
+ * syscall then answers. ENOMEM is the module's own buffer, not an answer
+ * move_pages(2) would give; EBADF is a program that closed every
+ * descriptor, ours included. @features: INFO's, of the module that
+ * answers the command.
+ */
+static int np_fallback(int err, int pid, __u64 features)
 {
 	switch (err) {
-	/*
-	 * The module reads pages[] a chunk at a time and answers nothing of a
-	 * chunk it cannot read whole; the syscall answers the entries before
-	 * the fault. A query is idempotent: the syscall answers it all.
-	 */
-	case EFAULT:
-	case EINTR:
 	case EBADF:
 	case ENOTTY:
 	case EOPNOTSUPP:
 	case E2BIG:
 	case ENOMEM:
-	case ENODEV:
 	case ENXIO:
 		return 1;
 	case EPERM:
@@ -96,31 +119,32 @@ static int np_query_fallback(int err, int pid)
 		 * the syscall for another process: let the kernel decide.
 		 */
 		return pid && pid != getpid() &&
-		       !(np_query_features & NUMAPLACE_FEAT_PTRACE_EXACT);
+		       !(features & NUMAPLACE_FEAT_PTRACE_EXACT);
 	}
 	return 0;
 }
 
 /*
- * The errors by which MIGRATE says "not this request": as for a query,
- * except ENODEV, which is move_pages' own answer for a bad node (after the
- * entries before it moved), and EINTR, resumed by the caller.
+ * A query also falls back on EINTR, a signal that cut the walk short,
+ * and on ENODEV. EFAULT: the module reads pages[] a chunk at a time and
+ * answers nothing of a chunk it cannot read whole; the syscall answers
+ * the entries before the fault. A query is idempotent: the syscall
+ * answers it all.
+ */
+static int np_query_fallback(int err, int pid)
+{
+	return err == EFAULT || err == EINTR || err == ENODEV ||
+	       np_fallback(err, pid, np_query_features);
+}
+
+/*
+ * MIGRATE does not on ENODEV, which is move_pages' own answer for a bad
+ * node (after the entries before it moved), nor on EINTR and EFAULT,
+ * resumed by the caller.
  */
 static int np_migrate_fallback(int err, int pid)
 {
-	switch (err) {
-	case EBADF:
-	case ENOTTY:
-	case EOPNOTSUPP:
-	case E2BIG:
-	case ENOMEM:
-	case ENXIO:
-		return 1;
-	case EPERM:
-		return pid && pid != getpid() &&
-		       !(np_migrate_features & NUMAPLACE_FEAT_PTRACE_EXACT);
-	}
-	return 0;
+	return np_fallback(err, pid, np_migrate_features);
 }
 
 /*
@@ -137,21 +161,12 @@ static long np_move_pages_move(int pid, unsigned long count, void **pages,
 	int saved_errno = errno, err, fd;
 	long ret;
 
-	/* As for a query: these go to the real syscall. */
-	if (!count || !pages || !status || sizeof(void *) != sizeof(__u64) ||
-	    !np_migrate_feature_mask())
+	if (np_move_pages_direct(count, pages, status, np_migrate_feature_mask))
 		return np_sys_move_pages(pid, count, pages, nodes, status,
 					 flags);
-
-	if (flags & ~NP_MOVE_PAGES_FLAGS) {
-		errno = EINVAL;
-		return -1;
-	}
-	if (flags & MPOL_MF_MOVE_ALL) {
-		ret = np_sys_move_pages(pid, 0, NULL, NULL, NULL, flags);
-		if (ret)
-			return ret;
-	}
+	ret = np_move_pages_precheck(pid, flags);
+	if (ret)
+		return ret;
 
 	memset(&m, 0, sizeof(m));
 	m.size = sizeof(m);
@@ -207,28 +222,13 @@ NP_EXPORT long numaplace_move_pages(int pid, unsigned long count,
 		return np_move_pages_move(pid, count, pages, nodes, status,
 					  flags);
 
-	/*
-	 * A call with nothing to answer, NULL arrays (the syscall faults on
-	 * them after its pid checks) and 32-bit pointers (pages[] is not an
-	 * array of __u64 there) all go to the real syscall.
-	 */
-	if (!count || !pages || !status ||
-	    sizeof(void *) != sizeof(__u64) ||
-	    !(np_query_feature_mask() & NUMAPLACE_FEAT_QUERY))
+	/* np_query_features is set only with NUMAPLACE_FEAT_QUERY. */
+	if (np_move_pages_direct(count, pages, status, np_query_feature_mask))
 		return np_sys_move_pages(pid, count, pages, nodes, status,
 					 flags);
-
-	/* kernel_move_pages()'s own checks, in its order. */
-	if (flags & ~NP_MOVE_PAGES_FLAGS) {
-		errno = EINVAL;
-		return -1;
-	}
-	if (flags & MPOL_MF_MOVE_ALL) {
-		/* Its CAP_SYS_NICE, pid and ptrace answers, for no pages. */
-		ret = np_sys_move_pages(pid, 0, NULL, NULL, NULL, flags);
-		if (ret)
-			return ret;
-	}
+	ret = np_move_pages_precheck(pid, flags);
+	if (ret)
+		return ret;
 
 	memset(&q, 0, sizeof(q));
 	q.size = sizeof(q);

@@ -79,6 +79,9 @@ struct np_cmd_desc {
 /* What every command that talks to the module may exit with. */
 #define NP_EXITS_BASE	(NP_EXIT_BIT(NP_EXIT_OK) | NP_EXIT_BIT(NP_EXIT_FAIL) | \
 			 NP_EXIT_BIT(NP_EXIT_USAGE) | NP_EXIT_BIT(NP_EXIT_NODEV))
+/* ... and every command on a process's pages (-p PID). */
+#define NP_EXITS_PROC	(NP_EXITS_BASE | NP_EXIT_BIT(NP_EXIT_PERM) | \
+			 NP_EXIT_BIT(NP_EXIT_NOPROC))
 
 /* np_getopt(): -h/--help was given (the usage went to stdout). */
 #define NP_OPT_HELP	(-2)
@@ -104,6 +107,31 @@ void np_usage(const struct np_cmd_desc *desc, FILE *out);
 int np_usage_error(const struct np_cmd_desc *desc, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/*
+ * One option of a command: its @val and argument (NULL without one).
+ * NP_EXIT_OK to go on, or an exit code that ends the parse.
+ */
+typedef int (*np_opt_cb)(void *data, int opt, const char *arg);
+
+/*
+ * Every option of @argv to @cb (NULL: the command has none but --help).
+ * NP_EXIT_OK with optind at the first operand, NP_OPT_HELP after --help
+ * (said on stdout), NP_EXIT_USAGE after a bad option (said), or what
+ * @cb ended with.
+ */
+int np_parse_opts(const struct np_cmd_desc *desc, int argc, char **argv,
+		  np_opt_cb cb, void *data);
+/* np_parse_opts() for a command without operands: one is a usage error. */
+int np_parse_opts_only(const struct np_cmd_desc *desc, int argc, char **argv,
+		       np_opt_cb cb, void *data);
+/* An np_opt_cb that sets the int at @data to 1 (info's and monitor's --json). */
+int np_opt_flag(void *data, int opt, const char *arg);
+/* "numaplace NAME: bad WHAT 'ARG'" on stderr; NP_EXIT_USAGE. */
+int np_bad_arg(const struct np_cmd_desc *desc, const char *what,
+	       const char *arg);
+/* -p PID into *@pid: NP_EXIT_OK, or NP_EXIT_USAGE (said). */
+int np_opt_pid(const struct np_cmd_desc *desc, const char *arg, int *pid);
+
 /* ---- shared helpers (util.c) ----------------------------------------- */
 
 int np_parse_range(const char *s, unsigned long long *start,
@@ -111,6 +139,27 @@ int np_parse_range(const char *s, unsigned long long *start,
 /* A decimal number in [0, @max], its end in *@end. 0 or -EINVAL/-ERANGE. */
 int np_parse_uint(const char *s, char **end, unsigned long max,
 		  unsigned long *val);
+/* The whole of @s a decimal number in [0, @max]. 0 or -EINVAL/-ERANGE. */
+int np_parse_whole_uint(const char *s, unsigned long max, unsigned long *val);
+
+/* A command's RANGE operand. */
+struct np_range {
+	int set;			/* a RANGE was given */
+	unsigned long long start, end;	/* [start, end), page aligned */
+};
+
+/* RANGE @s into @r: NP_EXIT_OK, or NP_EXIT_USAGE (said, with @desc's name). */
+int np_range_arg(const struct np_cmd_desc *desc, const char *s,
+		 struct np_range *r);
+/*
+ * The operands of [RANGE | --all] (@all: --all was given) into @r (left
+ * unset without one): NP_EXIT_OK, or NP_EXIT_USAGE (said). NP_RANGE_HELP
+ * is their help (struct np_cmd_desc's @operands).
+ */
+#define NP_RANGE_HELP \
+	"  RANGE                 START-END or START+LEN, in hex as /proc/PID/maps"
+int np_range_operand(const struct np_cmd_desc *desc, int argc, char **argv,
+		     int all, struct np_range *r);
 /* A whole decimal pid, 1 to INT_MAX. 0 or -EINVAL. */
 int np_parse_pid(const char *s, int *pid);
 
@@ -133,6 +182,48 @@ typedef int (*np_maps_cb)(void *data, unsigned long long start,
 			  unsigned long long end, const char *perms,
 			  const char *name);
 int np_read_maps(const char *who, int pid, np_maps_cb cb, void *data);
+/*
+ * np_read_maps() within @r: each VMA's part in the range to @cb and each
+ * hole of the range (in no VMA), in address order, with @perms and @name
+ * NULL. Without a range (@r->set clear), every VMA and no hole.
+ */
+int np_read_range_maps(const char *who, int pid, const struct np_range *r,
+		       np_maps_cb cb, void *data);
+
+/*
+ * Room for one entry more in @v, an array of @nr entries of @size bytes
+ * with room for *@cap: doubled when full (@first entries the first
+ * time), *@cap updated. The array, moved or not; NULL (and @v as it was)
+ * when out of memory.
+ */
+void *np_array_grow(void *v, size_t *cap, size_t nr, size_t size,
+		    size_t first);
+
+/* A bit and its name, for masks printed as names. */
+struct np_bit_name {
+	unsigned long long bit;
+	const char *name;
+};
+
+/* How a mask prints: its bits' names, and what else. */
+struct np_bits {
+	const struct np_bit_name *names;
+	size_t nr_names;
+	const char *sep;	/* between names in text (JSON: ", ") */
+	const char *none;	/* text without a bit set */
+	int unknown;		/* bits without a name as one hex number */
+};
+
+/* @mask's names: text, or the JSON strings of an array's inside. */
+void np_print_bits(const struct np_bits *b, unsigned long long mask,
+		   int json);
+
+/* The engines, NUMAPLACE_ENGINE_* by bit: their names, as migrate prints them. */
+#define NP_NR_ENGINES		3
+extern const struct np_bit_name np_engine_bit_names[NP_NR_ENGINES];
+extern const struct np_bits np_engine_bits;
+/* The name of engine bit number @e, "engine@e" (in @buf) when it has none. */
+const char *np_engine_name(unsigned int e, char *buf, size_t size);
 
 /* Seconds of @clock (CLOCK_MONOTONIC, CLOCK_REALTIME). */
 double np_clock(int clock);

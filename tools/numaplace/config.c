@@ -205,22 +205,16 @@ int np_cmd_config(int argc, char **argv)
 	struct np_config_vals v = { 0 };
 	const struct np_config_key *k;
 	struct nlmsghdr *nlh;
-	struct np_getopt g;
 	struct np_nl nl;
 	const char *eq;
 	size_t i, len;
-	int a, opt, ret;
+	int a, ret;
 
 	np_config_help_init();
-	np_getopt_init(&g, &np_config_desc, argc, argv);
-	while ((opt = np_getopt(&g)) != -1) {
-		switch (opt) {
-		case NP_OPT_HELP:
-			return NP_EXIT_OK;
-		case NP_OPT_ERROR:
-			return NP_EXIT_USAGE;
-		}
-	}
+	/* No option but --help: the knobs are operands. */
+	ret = np_parse_opts(&np_config_desc, argc, argv, NULL, NULL);
+	if (ret)
+		return ret == NP_OPT_HELP ? NP_EXIT_OK : ret;
 	/* Check the whole command line before anything is sent. */
 	for (a = optind; a < argc; a++) {
 		eq = strchr(argv[a], '=');

@@ -25,10 +25,7 @@ static const struct np_cmd_desc np_info_desc = {
 	.exits = NP_EXITS_BASE,
 };
 
-static const struct {
-	unsigned long long bit;
-	const char *name;
-} np_feature_names[] = {
+static const struct np_bit_name np_feature_names[] = {
 	{ NUMAPLACE_FEAT_QUERY, "query" },
 	{ NUMAPLACE_FEAT_MIGRATE_KERNEL, "migrate-kernel" },
 	{ NUMAPLACE_FEAT_MIGRATE_VMA, "migrate-vma" },
@@ -52,44 +49,27 @@ static void np_print_mask(const char *label, const __u64 *mask,
 	printf(json ? "],\n" : "\n");
 }
 
+/* A feature this tool has no name for is not shown. */
+static const struct np_bits np_feature_bits = {
+	np_feature_names, NP_ARRAY_SIZE(np_feature_names), " ", "(none)", 0,
+};
+
 static void np_print_features(__u64 features, int json)
 {
-	const char *sep = "";
-	size_t i;
-
 	printf(json ? "  \"features\": [" : "%-14s", "features");
-	for (i = 0; i < NP_ARRAY_SIZE(np_feature_names); i++) {
-		if (!(features & np_feature_names[i].bit))
-			continue;
-		printf(json ? "%s\"%s\"" : "%s%s", sep, np_feature_names[i].name);
-		sep = json ? ", " : " ";
-	}
-	if (!json && !*sep)
-		printf("(none)");
+	np_print_bits(&np_feature_bits, features, json);
 	printf(json ? "]\n" : "\n");
 }
 
 int np_cmd_info(int argc, char **argv)
 {
 	struct numaplace_info info;
-	struct np_getopt g;
-	int json = 0, opt, ret;
+	int json = 0, ret;
 
-	np_getopt_init(&g, &np_info_desc, argc, argv);
-	while ((opt = np_getopt(&g)) != -1) {
-		switch (opt) {
-		case NP_OPT_HELP:
-			return NP_EXIT_OK;
-		case NP_OPT_ERROR:
-			return NP_EXIT_USAGE;
-		case NP_OPT_JSON:
-			json = 1;
-			break;
-		}
-	}
-	if (optind < argc)
-		return np_usage_error(&np_info_desc, "unknown argument '%s'",
-				      argv[optind]);
+	/* --json is the only option. */
+	ret = np_parse_opts_only(&np_info_desc, argc, argv, np_opt_flag, &json);
+	if (ret)
+		return ret == NP_OPT_HELP ? NP_EXIT_OK : ret;
 	ret = np_handshake("numaplace", &info, 0, 0, NULL);
 	if (ret)
 		return ret;

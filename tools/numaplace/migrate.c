@@ -22,13 +22,18 @@
 
 #include "migrate.h"
 
-const struct np_engine np_engines[NP_NR_ENGINES] = {
+/* The engines --engine names. */
+static const struct np_engine {
+	unsigned int flag;		/* NUMAPLACE_MIGRATE_ENGINE_* */
+	unsigned long long feature;	/* NUMAPLACE_FEAT_MIGRATE_* */
+	const struct np_bit_name *id;	/* its NUMAPLACE_ENGINE_* and name */
+} np_engines[NP_NR_ENGINES] = {
 	{ NUMAPLACE_MIGRATE_ENGINE_KERNEL, NUMAPLACE_FEAT_MIGRATE_KERNEL,
-	  NUMAPLACE_ENGINE_KERNEL, "kernel" },
+	  &np_engine_bit_names[0] },
 	{ NUMAPLACE_MIGRATE_ENGINE_VMA, NUMAPLACE_FEAT_MIGRATE_VMA,
-	  NUMAPLACE_ENGINE_VMA, "vma" },
+	  &np_engine_bit_names[1] },
 	{ NUMAPLACE_MIGRATE_ENGINE_BATCH, NUMAPLACE_FEAT_MIGRATE_BATCH,
-	  NUMAPLACE_ENGINE_BATCH, "batch" },
+	  &np_engine_bit_names[2] },
 };
 
 /*
@@ -46,16 +51,6 @@ const struct np_engine np_engines[NP_NR_ENGINES] = {
 static const char *const np_unmovable[] = {
 	"[vvar]", "[vvar_vclock]", "[vdso]", "[vsyscall]", "[uprobes]",
 };
-
-/* START-END or START+LEN (util.c). */
-static int np_parse_cmd_range(struct np_migrate_cmd *c, const char *s)
-{
-	int ret = np_parse_range(s, &c->start, &c->end);
-
-	if (!ret)
-		c->has_range = 1;
-	return ret;
-}
 
 /* "0,1" or "0-3,5" into c->node_set; at least one node. */
 static int np_parse_nodes(struct np_migrate_cmd *c, const char *s)
@@ -84,10 +79,12 @@ static int np_parse_nodes(struct np_migrate_cmd *c, const char *s)
 	return any ? 0 : -EINVAL;
 }
 
+static const struct np_cmd_desc np_migrate_desc;
+
 static int np_set_target(struct np_migrate_cmd *c, int opt, const char *arg)
 {
+	const struct np_cmd_desc *d = &np_migrate_desc;
 	unsigned long v;
-	char *end;
 
 	if (c->target_arg) {
 		fprintf(stderr, "numaplace migrate: give one of --to, --interleave, --cpu\n");
@@ -96,12 +93,8 @@ static int np_set_target(struct np_migrate_cmd *c, int opt, const char *arg)
 	c->target_arg = arg;
 	switch (opt) {
 	case 't':
-		if (np_parse_uint(arg, &end, NUMAPLACE_MAX_NODES - 1, &v) ||
-		    *end) {
-			fprintf(stderr, "numaplace migrate: bad node '%s'\n",
-				arg);
-			return NP_EXIT_USAGE;
-		}
+		if (np_parse_whole_uint(arg, NUMAPLACE_MAX_NODES - 1, &v))
+			return np_bad_arg(d, "node", arg);
 		c->policy = NUMAPLACE_POLICY_NODE;
 		c->node = v;
 		break;
@@ -114,11 +107,8 @@ static int np_set_target(struct np_migrate_cmd *c, int opt, const char *arg)
 		c->policy = NUMAPLACE_POLICY_INTERLEAVE;
 		break;
 	case 'c':
-		if (np_parse_uint(arg, &end, 0xffffffffUL, &v) || *end) {
-			fprintf(stderr, "numaplace migrate: bad CPU '%s'\n",
-				arg);
-			return NP_EXIT_USAGE;
-		}
+		if (np_parse_whole_uint(arg, 0xffffffffUL, &v))
+			return np_bad_arg(d, "CPU", arg);
 		c->policy = NUMAPLACE_POLICY_CPU;
 		c->cpu = v;
 		break;
@@ -131,9 +121,9 @@ static int np_set_engine(struct np_migrate_cmd *c, const char *arg)
 	size_t i;
 
 	for (i = 0; i < NP_ARRAY_SIZE(np_engines); i++) {
-		if (!strcmp(arg, np_engines[i].name)) {
+		if (!strcmp(arg, np_engines[i].id->name)) {
 			c->flags |= np_engines[i].flag;
-			c->engine = np_engines[i].name;
+			c->engine = np_engines[i].id->name;
 			return NP_EXIT_OK;
 		}
 	}
@@ -174,89 +164,70 @@ static const struct np_cmd_desc np_migrate_desc = {
 		    "                         [--split-ok] [--json]",
 	.opts = np_migrate_opts,
 	.nr_opts = NP_ARRAY_SIZE(np_migrate_opts),
-	.operands = "  RANGE                 START-END or START+LEN, in hex as /proc/PID/maps",
-	.exits = NP_EXITS_BASE | NP_EXIT_BIT(NP_EXIT_PERM) |
-		 NP_EXIT_BIT(NP_EXIT_NOPROC) | NP_EXIT_BIT(NP_EXIT_NODE) |
+	.operands = NP_RANGE_HELP,
+	.exits = NP_EXITS_PROC | NP_EXIT_BIT(NP_EXIT_NODE) |
 		 NP_EXIT_BIT(NP_EXIT_PARTIAL),
 };
 
-/* NP_EXIT_OK, NP_EXIT_USAGE, or -1 after --help. */
-static int np_migrate_args(struct np_migrate_cmd *c, int argc, char **argv)
+static int np_migrate_opt(void *data, int opt, const char *arg)
 {
-	const struct np_cmd_desc *d = &np_migrate_desc;
-	struct np_getopt g;
-	int opt, ret;
+	struct np_migrate_cmd *c = data;
 
-	np_getopt_init(&g, d, argc, argv);
-	while ((opt = np_getopt(&g)) != -1) {
-		switch (opt) {
-		case NP_OPT_HELP:
-			return -1;
-		case NP_OPT_ERROR:
+	switch (opt) {
+	case 'p':
+		return np_opt_pid(&np_migrate_desc, arg, &c->pid);
+	case 't':
+	case 'i':
+	case 'c':
+		return np_set_target(c, opt, arg);
+	case NP_OPT_ALL:
+		c->all = 1;
+		break;
+	case NP_OPT_JSON:
+		c->json = 1;
+		break;
+	case NP_OPT_MOVE_ALL:
+		c->flags |= NUMAPLACE_MIGRATE_MOVE_ALL;
+		break;
+	case NP_OPT_ENGINE:
+		if (c->engine) {
+			fprintf(stderr, "numaplace migrate: give --engine once\n");
 			return NP_EXIT_USAGE;
-		case 'p':
-			if (np_parse_pid(optarg, &c->pid)) {
-				fprintf(stderr,
-					"numaplace migrate: bad pid '%s'\n",
-					optarg);
-				return NP_EXIT_USAGE;
-			}
-			break;
-		case 't':
-		case 'i':
-		case 'c':
-			ret = np_set_target(c, opt, optarg);
-			if (ret)
-				return ret;
-			break;
-		case NP_OPT_ALL:
-			c->all = 1;
-			break;
-		case NP_OPT_JSON:
-			c->json = 1;
-			break;
-		case NP_OPT_MOVE_ALL:
-			c->flags |= NUMAPLACE_MIGRATE_MOVE_ALL;
-			break;
-		case NP_OPT_ENGINE:
-			if (c->engine) {
-				fprintf(stderr, "numaplace migrate: give --engine once\n");
-				return NP_EXIT_USAGE;
-			}
-			ret = np_set_engine(c, optarg);
-			if (ret)
-				return ret;
-			break;
-		case NP_OPT_SPLIT:
-			c->flags |= NUMAPLACE_MIGRATE_SPLIT_OK;
-			break;
 		}
-	}
-	if (!c->pid || !c->target_arg)
-		return np_usage_error(d, "%s", !c->pid ? "-p PID is required" :
-				      "give a target: --to NODE, --interleave N,M,... or --cpu CPU");
-	if (optind < argc - 1 || (optind < argc && c->all))
-		return np_usage_error(d, "give one RANGE or --all");
-	if (optind < argc && np_parse_cmd_range(c, argv[optind])) {
-		fprintf(stderr, "numaplace migrate: bad range '%s': want START-END or START+LEN in hex\n",
-			argv[optind]);
-		return NP_EXIT_USAGE;
+		return np_set_engine(c, arg);
+	case NP_OPT_SPLIT:
+		c->flags |= NUMAPLACE_MIGRATE_SPLIT_OK;
+		break;
 	}
 	return NP_EXIT_OK;
 }
 
+/* NP_EXIT_OK, NP_EXIT_USAGE, or NP_OPT_HELP after --help. */
+static int np_migrate_args(struct np_migrate_cmd *c, int argc, char **argv)
+{
+	const struct np_cmd_desc *d = &np_migrate_desc;
+	int ret = np_parse_opts(d, argc, argv, np_migrate_opt, c);
+
+	if (ret)
+		return ret;
+	if (!c->pid || !c->target_arg)
+		return np_usage_error(d, "%s", !c->pid ? "-p PID is required" :
+				      "give a target: --to NODE, --interleave N,M,... or --cpu CPU");
+	return np_range_operand(d, argc, argv, c->all, &c->range);
+}
+
+/* Pieces allocated at first: a process's VMAs, often fewer. */
+#define NP_PIECES_FIRST	64
+
 static int np_pieces_add(struct np_pieces *p, unsigned long long start,
 			 unsigned long long end, const char *name)
 {
-	if (p->nr == p->cap) {
-		size_t cap = p->cap ? 2 * p->cap : 64;
-		struct np_piece *v = realloc(p->v, cap * sizeof(*v));
+	struct np_piece *v = np_array_grow(p->v, &p->cap, p->nr, sizeof(*v),
+					   NP_PIECES_FIRST);
 
-		if (!v)
-			return -ENOMEM;
-		p->v = v;
-		p->cap = cap;
-	}
+	if (!v)
+		return -ENOMEM;
+	p->v = v;
 	p->v[p->nr].name = strdup(name);
 	if (!p->v[p->nr].name)
 		return -ENOMEM;
@@ -286,9 +257,9 @@ static int np_unmovable_name(const char *name)
 }
 
 /*
- * One VMA of /proc/PID/maps: with a range, only its part in the range
- * (the pages between VMAs are counted as in no VMA); special mappings go
- * to the skipped list.
+ * One VMA of /proc/PID/maps (with a range, its part in the range), or a
+ * hole of the range, counted as pages in no VMA; special mappings go to
+ * the skipped list.
  */
 static int np_add_vma(void *data, unsigned long long start,
 		      unsigned long long end, const char *perms,
@@ -296,18 +267,10 @@ static int np_add_vma(void *data, unsigned long long start,
 {
 	struct np_migrate_cmd *c = data;
 
-	if (c->has_range) {
-		if (end <= c->start || start >= c->end)
-			return 0;
-		if (start < c->start)
-			start = c->start;
-		if (end > c->end)
-			end = c->end;
-		if (start > c->cursor)
-			c->nr_novma_pages += (start - c->cursor) /
-					     c->info.page_size;
+	if (!name) {
+		c->nr_novma_pages += (end - start) / c->info.page_size;
+		return 0;
 	}
-	c->cursor = end;
 	if (np_unmovable_name(name))
 		return np_pieces_add(&c->skipped, start, end, name);
 	c->total_bytes += end - start;
@@ -316,13 +279,8 @@ static int np_add_vma(void *data, unsigned long long start,
 
 static int np_migrate_maps(struct np_migrate_cmd *c)
 {
-	int ret;
-
-	c->cursor = c->start;
-	ret = np_read_maps("numaplace migrate", c->pid, np_add_vma, c);
-	if (!ret && c->has_range && c->cursor < c->end)
-		c->nr_novma_pages += (c->end - c->cursor) / c->info.page_size;
-	return ret;
+	return np_read_range_maps("numaplace migrate", c->pid, &c->range,
+				  np_add_vma, c);
 }
 
 /* The handshake: the device, its migration support and the engine. */
@@ -339,7 +297,7 @@ static int np_migrate_open(struct np_migrate_cmd *c)
 	if (ret)
 		return ret;
 	for (i = 0; c->engine && i < NP_ARRAY_SIZE(np_engines); i++) {
-		if (strcmp(c->engine, np_engines[i].name))
+		if (strcmp(c->engine, np_engines[i].id->name))
 			continue;
 		if (!(c->info.features & np_engines[i].feature)) {
 			fprintf(stderr, "numaplace: the %s engine does not work on this kernel (see numaplace info)\n",
@@ -348,21 +306,6 @@ static int np_migrate_open(struct np_migrate_cmd *c)
 		}
 	}
 	return NP_EXIT_OK;
-}
-
-/* Add one call's counters to the totals. */
-static void np_sum_add(struct numaplace_migrate *sum,
-		       const struct numaplace_migrate *m)
-{
-	int i;
-
-	sum->nr_moved_pages += m->nr_moved_pages;
-	sum->nr_moved_folios += m->nr_moved_folios;
-	sum->nr_in_place_pages += m->nr_in_place_pages;
-	sum->nr_failed_pages += m->nr_failed_pages;
-	for (i = 0; i < NUMAPLACE_FAIL_MAX; i++)
-		sum->nr_failed[i] += m->nr_failed[i];
-	sum->engines |= m->engines;
 }
 
 /* Every piece, a chunk per ioctl; the first error stops the run. */
@@ -393,7 +336,7 @@ static int np_migrate_pieces(struct np_migrate_cmd *c)
 			m.cpu = c->cpu;
 			memcpy(m.node_set, c->node_set, sizeof(m.node_set));
 			ret = numaplace_migrate(&m);
-			np_sum_add(&c->sum, &m);
+			numaplace_migrate_add(&c->sum, &m);
 			if (ret) {
 				c->done_bytes += m.done * c->info.page_size;
 				c->elapsed = np_clock(CLOCK_MONOTONIC) - c->t0;

@@ -30,9 +30,8 @@ struct np_migrate_cmd {
 	const char *target_arg;		/* the target as given */
 	unsigned int flags;		/* NUMAPLACE_MIGRATE_* */
 	const char *engine;		/* --engine, or NULL */
-	int all, json, has_range;
-	unsigned long long start, end;	/* the range, when has_range */
-	unsigned long long cursor;	/* where the VMAs read so far end */
+	int all, json;
+	struct np_range range;		/* RANGE, if given */
 	struct numaplace_info info;
 	struct np_pieces todo;		/* what goes to the module */
 	struct np_pieces skipped;	/* special mappings left alone */
@@ -43,17 +42,6 @@ struct np_migrate_cmd {
 	int progress;			/* stderr is a terminal */
 	double last_draw;
 };
-
-struct np_engine {
-	unsigned int flag;		/* NUMAPLACE_MIGRATE_ENGINE_* */
-	unsigned long long feature;	/* NUMAPLACE_FEAT_MIGRATE_* */
-	unsigned int bit;		/* NUMAPLACE_ENGINE_*, in .engines */
-	const char *name;
-};
-
-/* The engines --engine names, by their bit's order. */
-#define NP_NR_ENGINES		3
-extern const struct np_engine np_engines[NP_NR_ENGINES];
 
 /* Redraw the progress bar (if due); @final clears it for the summary. */
 void np_progress_draw(struct np_migrate_cmd *c, int final);

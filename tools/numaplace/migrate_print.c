@@ -177,24 +177,6 @@ int np_report_error(const struct np_migrate_cmd *c, int err,
 	return np_exit_of(err);
 }
 
-static void np_print_engines(unsigned int engines, int json)
-{
-	const char *sep = "";
-	size_t i;
-
-	for (i = 0; i < NP_ARRAY_SIZE(np_engines); i++) {
-		if (!(engines & np_engines[i].bit))
-			continue;
-		printf(json ? "%s\"%s\"" : "%s%s", sep, np_engines[i].name);
-		sep = json ? ", " : " ";
-		engines &= ~np_engines[i].bit;
-	}
-	if (engines)
-		printf(json ? "%s\"%#x\"" : "%s%#x", sep, engines);
-	else if (!json && !*sep)
-		printf("(none)");
-}
-
 static const char *np_fail_name(int i, char *buf, size_t len)
 {
 	if (np_fail_names[i])
@@ -263,7 +245,7 @@ void np_migrate_print_json(const struct np_migrate_cmd *c, int status)
 		       (unsigned long long)s->nr_failed[i]);
 	}
 	printf(" },\n");
-	if (c->has_range)
+	if (c->range.set)
 		printf("  \"novma_pages\": %llu,\n", c->nr_novma_pages);
 	printf("  \"moved_mib\": %.1f,\n  \"elapsed_s\": %.3f,\n"
 	       "  \"gb_per_s\": %.3f,\n",
@@ -271,7 +253,7 @@ void np_migrate_print_json(const struct np_migrate_cmd *c, int status)
 	       s->nr_moved_pages * (double)c->info.page_size / c->elapsed / 1e9 :
 	       0.0);
 	printf("  \"engines\": [");
-	np_print_engines(s->engines, 1);
+	np_print_bits(&np_engine_bits, s->engines, 1);
 	printf("],\n  \"skipped\": [");
 	for (i = 0; i < c->skipped.nr; i++) {
 		printf("%s\n    { \"start\": \"%#llx\", \"end\": \"%#llx\", \"name\": ",
@@ -313,14 +295,14 @@ void np_migrate_print_text(const struct np_migrate_cmd *c)
 	    s->nr_failed[NUMAPLACE_FAIL_EBUSY])
 		printf("%-12s the vma engine moves base pages only: large folios (THPs) need --split-ok\n",
 		       "");
-	if (c->has_range && c->nr_novma_pages)
+	if (c->range.set && c->nr_novma_pages)
 		printf("%-12s %12llu pages (no VMA there, not asked)\n",
 		       "unmapped", c->nr_novma_pages);
 	printf("%-12s %12.3f s  %10.3f GB/s\n", "elapsed", c->elapsed,
 	       c->elapsed > 0 ? s->nr_moved_pages * (double)c->info.page_size /
 				c->elapsed / 1e9 : 0.0);
 	printf("%-12s ", "engines");
-	np_print_engines(s->engines, 0);
+	np_print_bits(&np_engine_bits, s->engines, 0);
 	printf("\n");
 	for (i = 0; i < c->skipped.nr; i++)
 		printf("%-12s %llx-%llx %s (a kernel mapping: cannot move)\n",

@@ -161,3 +161,49 @@ int np_getopt(struct np_getopt *g)
 	}
 	return opt;
 }
+
+int np_parse_opts(const struct np_cmd_desc *d, int argc, char **argv,
+		  np_opt_cb cb, void *data)
+{
+	struct np_getopt g;
+	int opt, ret;
+
+	np_getopt_init(&g, d, argc, argv);
+	while ((opt = np_getopt(&g)) != -1) {
+		if (opt == NP_OPT_HELP)
+			return NP_OPT_HELP;
+		if (opt == NP_OPT_ERROR)
+			return NP_EXIT_USAGE;
+		ret = cb ? cb(data, opt, optarg) : NP_EXIT_OK;
+		if (ret)
+			return ret;
+	}
+	return NP_EXIT_OK;
+}
+
+int np_parse_opts_only(const struct np_cmd_desc *d, int argc, char **argv,
+		       np_opt_cb cb, void *data)
+{
+	int ret = np_parse_opts(d, argc, argv, cb, data);
+
+	if (!ret && optind < argc)
+		return np_usage_error(d, "unknown argument '%s'", argv[optind]);
+	return ret;
+}
+
+int np_opt_flag(void *data, int opt, const char *arg)
+{
+	*(int *)data = 1;
+	return NP_EXIT_OK;
+}
+
+int np_bad_arg(const struct np_cmd_desc *d, const char *what, const char *arg)
+{
+	fprintf(stderr, "numaplace %s: bad %s '%s'\n", d->name, what, arg);
+	return NP_EXIT_USAGE;
+}
+
+int np_opt_pid(const struct np_cmd_desc *d, const char *arg, int *pid)
+{
+	return np_parse_pid(arg, pid) ? np_bad_arg(d, "pid", arg) : NP_EXIT_OK;
+}

@@ -36,8 +36,7 @@ struct np_row {
 struct np_query_cmd {
 	int pid;			/* 0: the caller (this tool) */
 	int all, json, runs;
-	int has_range;
-	unsigned long long start, end;	/* the range, when has_range */
+	struct np_range range;		/* RANGE, if given */
 	struct numaplace_info info;
 	unsigned int nr_nodes;		/* info.nr_node_ids, at least 1 */
 	unsigned char *show_node;	/* nr_nodes flags: node has a column */
@@ -45,13 +44,9 @@ struct np_query_cmd {
 	size_t nr_rows, cap_rows;
 	__u64 *total;			/* nr_nodes entries */
 	__u64 total_unplaced;
-	unsigned long long cursor;	/* where the rows so far end */
 };
 
-static const struct {
-	unsigned int bit;
-	const char *name;
-} np_kind_names[] = {
+static const struct np_bit_name np_kind_names[] = {
 	{ NUMAPLACE_KIND_PRESENT, "present" },
 	{ NUMAPLACE_KIND_PMD, "pmd" },
 	{ NUMAPLACE_KIND_PUD, "pud" },
@@ -66,6 +61,10 @@ static const struct {
 	{ NUMAPLACE_KIND_SPECIAL, "special" },
 	{ NUMAPLACE_KIND_PROTNONE, "protnone" },
 	{ NUMAPLACE_KIND_OTHER, "other" },
+};
+
+static const struct np_bits np_kind_bits = {
+	np_kind_names, NP_ARRAY_SIZE(np_kind_names), ",", "-", 1,
 };
 
 enum { NP_OPT_ALL = 256, NP_OPT_JSON, NP_OPT_RUNS };
@@ -86,37 +85,25 @@ static const struct np_cmd_desc np_query_desc = {
 	.synopsis = "[-p PID] [RANGE | --all] [--json] [--runs]",
 	.opts = np_query_opts,
 	.nr_opts = NP_ARRAY_SIZE(np_query_opts),
-	.operands = "  RANGE                 START-END or START+LEN, in hex as /proc/PID/maps",
-	.exits = NP_EXITS_BASE | NP_EXIT_BIT(NP_EXIT_PERM) |
-		 NP_EXIT_BIT(NP_EXIT_NOPROC),
+	.operands = NP_RANGE_HELP,
+	.exits = NP_EXITS_PROC,
 };
 
-/* START-END or START+LEN (util.c). */
-static int np_parse_cmd_range(struct np_query_cmd *c, const char *s)
-{
-	int ret = np_parse_range(s, &c->start, &c->end);
-
-	if (!ret)
-		c->has_range = 1;
-	return ret;
-}
+/* Rows allocated at first: a process's VMAs, often fewer. */
+#define NP_ROWS_FIRST	64
 
 static int np_add_row(struct np_query_cmd *c, unsigned long long start,
 		      unsigned long long end, const char *perms,
 		      const char *name)
 {
+	struct np_row *rows = np_array_grow(c->rows, &c->cap_rows, c->nr_rows,
+					    sizeof(*rows), NP_ROWS_FIRST);
 	struct np_row *row;
 
-	if (c->nr_rows == c->cap_rows) {
-		size_t cap = c->cap_rows ? 2 * c->cap_rows : 64;
-		struct np_row *rows = realloc(c->rows, cap * sizeof(*rows));
-
-		if (!rows)
-			return -ENOMEM;
-		c->rows = rows;
-		c->cap_rows = cap;
-	}
-	row = &c->rows[c->nr_rows];
+	if (!rows)
+		return -ENOMEM;
+	c->rows = rows;
+	row = &rows[c->nr_rows];
 	memset(row, 0, sizeof(*row));
 	row->start = start;
 	row->end = end;
@@ -133,31 +120,16 @@ static int np_add_row(struct np_query_cmd *c, unsigned long long start,
 }
 
 /*
- * Add the row of one VMA from /proc/PID/maps; with a range, only its part
- * in the range, and the hole before it as a "[no vma]" row.
+ * Add the row of one VMA from /proc/PID/maps (with a range, its part in
+ * the range), or of a hole of the range as a "[no vma]" row.
  */
 static int np_add_vma(void *data, unsigned long long start,
 		      unsigned long long end, const char *perms,
 		      const char *name)
 {
-	struct np_query_cmd *c = data;
-	int ret;
-
-	if (c->has_range) {
-		if (end <= c->start || start >= c->end)
-			return 0;
-		if (start < c->start)
-			start = c->start;
-		if (end > c->end)
-			end = c->end;
-		if (start > c->cursor) {
-			ret = np_add_row(c, c->cursor, start, "----", "[no vma]");
-			if (ret)
-				return ret;
-		}
-	}
-	c->cursor = end;
-	return np_add_row(c, start, end, perms, name);
+	if (!name)
+		return np_add_row(data, start, end, "----", "[no vma]");
+	return np_add_row(data, start, end, perms, name);
 }
 
 /* The rows of the range (or every VMA), and the range's end past them. */
@@ -166,10 +138,7 @@ static int np_query_maps(struct np_query_cmd *c)
 	char path[64];
 	int ret;
 
-	c->cursor = c->start;
-	ret = np_read_maps("numaplace", c->pid, np_add_vma, c);
-	if (!ret && c->has_range && c->cursor < c->end)
-		ret = np_add_row(c, c->cursor, c->end, "----", "[no vma]");
+	ret = np_read_range_maps("numaplace", c->pid, &c->range, np_add_vma, c);
 	if (ret == -ENOMEM) {
 		fprintf(stderr, "numaplace: out of memory\n");
 	} else if (ret && ret != -EIO) {
@@ -213,24 +182,6 @@ static int np_query_rows(struct np_query_cmd *c)
 	return 0;
 }
 
-static void np_print_kind(unsigned int kind, int json)
-{
-	const char *sep = "";
-	size_t i;
-
-	for (i = 0; i < NP_ARRAY_SIZE(np_kind_names); i++) {
-		if (!(kind & np_kind_names[i].bit))
-			continue;
-		printf(json ? "%s\"%s\"" : "%s%s", sep, np_kind_names[i].name);
-		sep = json ? ", " : ",";
-		kind &= ~np_kind_names[i].bit;
-	}
-	if (kind)
-		printf(json ? "%s\"%#x\"" : "%s%#x", sep, kind);
-	else if (!json && !*sep)
-		printf("-");
-}
-
 static void np_print_run(const struct numaplace_run *r, int json, int first)
 {
 	const char *err = r->node < 0 ? np_errno_name(-r->node) : NULL;
@@ -244,7 +195,7 @@ static void np_print_run(const struct numaplace_run *r, int json, int first)
 			printf("%8s  ", err);
 		else
 			printf("%8d  ", r->node);
-		np_print_kind(r->kind, 0);
+		np_print_bits(&np_kind_bits, r->kind, 0);
 		putchar('\n');
 		return;
 	}
@@ -259,7 +210,7 @@ static void np_print_run(const struct numaplace_run *r, int json, int first)
 			printf("\"error\": \"errno %d\", ", -r->node);
 	}
 	printf("\"kind\": [");
-	np_print_kind(r->kind, 1);
+	np_print_bits(&np_kind_bits, r->kind, 1);
 	printf("] }");
 }
 
@@ -478,46 +429,33 @@ static int np_query_open(struct np_query_cmd *c)
 	return NP_EXIT_OK;
 }
 
-static int np_query_args(struct np_query_cmd *c, int argc, char **argv)
+static int np_query_opt(void *data, int opt, const char *arg)
 {
-	const struct np_cmd_desc *d = &np_query_desc;
-	struct np_getopt g;
-	int opt;
+	struct np_query_cmd *c = data;
 
-	np_getopt_init(&g, d, argc, argv);
-	while ((opt = np_getopt(&g)) != -1) {
-		switch (opt) {
-		case NP_OPT_HELP:
-			return -1;
-		case NP_OPT_ERROR:
-			return NP_EXIT_USAGE;
-		case 'p':
-			if (np_parse_pid(optarg, &c->pid)) {
-				fprintf(stderr,
-					"numaplace query: bad pid '%s'\n",
-					optarg);
-				return NP_EXIT_USAGE;
-			}
-			break;
-		case NP_OPT_ALL:
-			c->all = 1;
-			break;
-		case NP_OPT_JSON:
-			c->json = 1;
-			break;
-		case NP_OPT_RUNS:
-			c->runs = 1;
-			break;
-		}
-	}
-	if (optind < argc - 1 || (optind < argc && c->all))
-		return np_usage_error(d, "give one RANGE or --all");
-	if (optind < argc && np_parse_cmd_range(c, argv[optind])) {
-		fprintf(stderr, "numaplace query: bad range '%s': want START-END or START+LEN in hex\n",
-			argv[optind]);
-		return NP_EXIT_USAGE;
+	switch (opt) {
+	case 'p':
+		return np_opt_pid(&np_query_desc, arg, &c->pid);
+	case NP_OPT_ALL:
+		c->all = 1;
+		break;
+	case NP_OPT_JSON:
+		c->json = 1;
+		break;
+	case NP_OPT_RUNS:
+		c->runs = 1;
+		break;
 	}
 	return NP_EXIT_OK;
+}
+
+/* NP_EXIT_OK, NP_EXIT_USAGE, or NP_OPT_HELP after --help. */
+static int np_query_args(struct np_query_cmd *c, int argc, char **argv)
+{
+	int ret = np_parse_opts(&np_query_desc, argc, argv, np_query_opt, c);
+
+	return ret ? ret : np_range_operand(&np_query_desc, argc, argv, c->all,
+					    &c->range);
 }
 
 static void np_query_free(struct np_query_cmd *c)

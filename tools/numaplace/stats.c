@@ -30,6 +30,8 @@ struct np_stats_cmd {
 	int watch;
 	double interval;			/* seconds */
 	int tty;				/* stdout is a terminal */
+	int argc;				/* the command line */
+	char **argv;
 };
 
 enum { NP_OPT_JSON = 256, NP_OPT_PROM };
@@ -71,42 +73,43 @@ static int np_parse_seconds(const char *s, double *val)
 	return 0;
 }
 
-/* NP_EXIT_OK, NP_EXIT_USAGE, or -1 after --help. */
+static int np_stats_opt(void *data, int opt, const char *arg)
+{
+	const struct np_cmd_desc *d = &np_stats_desc;
+	struct np_stats_cmd *c = data;
+
+	switch (opt) {
+	case NP_OPT_JSON:
+	case NP_OPT_PROM:
+		if (c->format != NP_FMT_TEXT)
+			return np_usage_error(d, "--json and --prometheus exclude each other");
+		c->format = opt == NP_OPT_JSON ? NP_FMT_JSON : NP_FMT_PROM;
+		break;
+	case 'w':
+		c->watch = 1;
+		/* The optional SECONDS: "--watch=2", "-w2" or "--watch 2". */
+		if (!arg && optind < c->argc && c->argv[optind][0] != '-')
+			arg = c->argv[optind++];
+		if (arg && np_parse_seconds(arg, &c->interval))
+			return np_usage_error(d, "--watch takes seconds, %g to %g",
+					      NP_WATCH_MIN_S, NP_WATCH_MAX_S);
+		break;
+	}
+	return NP_EXIT_OK;
+}
+
+/* NP_EXIT_OK, NP_EXIT_USAGE, or NP_OPT_HELP after --help. */
 static int np_stats_parse(struct np_stats_cmd *c, int argc, char **argv)
 {
 	const struct np_cmd_desc *d = &np_stats_desc;
-	struct np_getopt g;
-	const char *val;
-	int opt;
+	int ret;
 
 	c->interval = 1;
-	np_getopt_init(&g, d, argc, argv);
-	while ((opt = np_getopt(&g)) != -1) {
-		switch (opt) {
-		case NP_OPT_HELP:
-			return -1;
-		case NP_OPT_ERROR:
-			return NP_EXIT_USAGE;
-		case NP_OPT_JSON:
-		case NP_OPT_PROM:
-			if (c->format != NP_FMT_TEXT)
-				return np_usage_error(d, "--json and --prometheus exclude each other");
-			c->format = opt == NP_OPT_JSON ? NP_FMT_JSON : NP_FMT_PROM;
-			break;
-		case 'w':
-			c->watch = 1;
-			/* The optional SECONDS: "--watch=2", "-w2" or "--watch 2". */
-			val = optarg;
-			if (!val && optind < argc && argv[optind][0] != '-')
-				val = argv[optind++];
-			if (val && np_parse_seconds(val, &c->interval))
-				return np_usage_error(d, "--watch takes seconds, %g to %g",
-						      NP_WATCH_MIN_S, NP_WATCH_MAX_S);
-			break;
-		}
-	}
-	if (optind < argc)
-		return np_usage_error(d, "unknown argument '%s'", argv[optind]);
+	c->argc = argc;
+	c->argv = argv;
+	ret = np_parse_opts_only(d, argc, argv, np_stats_opt, c);
+	if (ret)
+		return ret;
 	if (c->watch && c->format == NP_FMT_PROM)
 		return np_usage_error(d, "--prometheus is one snapshot (the scraper computes rates): run it from a timer instead of --watch");
 	return NP_EXIT_OK;

@@ -11,6 +11,9 @@
 #include "cli.h"
 #include "stats.h"
 
+/* Nodes allocated at first: more than most machines have. */
+#define NP_ST_NODES_FIRST	8
+
 struct np_st_parse {
 	struct np_st *st;
 	const struct nlattr *tb[NUMAPLACE_A_STATS_MAX + 1];
@@ -157,15 +160,11 @@ static int np_st_node(struct np_st *st, const struct np_st_parse *p)
 	unsigned int i;
 	__u32 o;
 
-	if (st->nr_nodes == st->cap_nodes) {
-		size_t cap = st->cap_nodes ? 2 * st->cap_nodes : 8;
-
-		nd = realloc(st->nodes, cap * sizeof(*nd));
-		if (!nd)
-			return -ENOMEM;
-		st->nodes = nd;
-		st->cap_nodes = cap;
-	}
+	nd = np_array_grow(st->nodes, &st->cap_nodes, st->nr_nodes,
+			   sizeof(*nd), NP_ST_NODES_FIRST);
+	if (!nd)
+		return -ENOMEM;
+	st->nodes = nd;
 	nd = &st->nodes[st->nr_nodes++];
 	memset(nd, 0, sizeof(*nd));
 	nd->node = mnl_attr_get_u32(p->tb[NUMAPLACE_A_STATS_NODE]);

@@ -21,9 +21,6 @@ static const char *const np_phase_names[NUMAPLACE_PHASE_MAX] = {
 	[NUMAPLACE_PHASE_RESOLVE] = "resolve",
 };
 
-/* By bit number of NUMAPLACE_ENGINE_*. */
-static const char *const np_engine_names[] = { "kernel", "vma", "batch" };
-
 /* The errnos the module counts failures for, always exported. */
 static const int np_fail_errnos[] = { ENOMEM, EBUSY, EACCES, EFAULT, ENOENT };
 
@@ -112,15 +109,7 @@ static const struct np_metric np_st_metrics[NP_M_NR] = {
 			      "direction", "out" },
 };
 
-/* A name for engine bit @e or phase @p, the number when it has none. */
-static const char *np_engine_name(unsigned int e, char *buf, size_t size)
-{
-	if (e < NP_ARRAY_SIZE(np_engine_names))
-		return np_engine_names[e];
-	snprintf(buf, size, "engine%u", e);
-	return buf;
-}
-
+/* A name for phase @p, the number when it has none (engines: util.c). */
 static const char *np_phase_name(unsigned int p, char *buf, size_t size)
 {
 	if (p < NUMAPLACE_PHASE_MAX && np_phase_names[p])

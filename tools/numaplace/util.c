@@ -2,11 +2,13 @@
 /*
  * numaplace: helpers the commands share (cli.h): the errno-to-exit
  * mapping, number and range parsing, the INFO handshake, /proc/PID/maps,
- * clocks and signals.
+ * growing arrays, masks as names, clocks and signals.
  */
 #include <ctype.h>
 #include <errno.h>
+#include <getopt.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -83,15 +85,42 @@ int np_parse_uint(const char *s, char **end, unsigned long max,
 	return 0;
 }
 
+int np_parse_whole_uint(const char *s, unsigned long max, unsigned long *val)
+{
+	char *end;
+	int ret = np_parse_uint(s, &end, max, val);
+
+	return ret ? ret : *end ? -EINVAL : 0;
+}
+
 int np_parse_pid(const char *s, int *pid)
 {
 	unsigned long v;
-	char *end;
 
-	if (np_parse_uint(s, &end, 0x7fffffff, &v) || *end || !v)
+	if (np_parse_whole_uint(s, 0x7fffffff, &v) || !v)
 		return -EINVAL;
 	*pid = v;
 	return 0;
+}
+
+int np_range_arg(const struct np_cmd_desc *desc, const char *s,
+		 struct np_range *r)
+{
+	if (np_parse_range(s, &r->start, &r->end)) {
+		fprintf(stderr, "numaplace %s: bad range '%s': want START-END or START+LEN in hex\n",
+			desc->name, s);
+		return NP_EXIT_USAGE;
+	}
+	r->set = 1;
+	return NP_EXIT_OK;
+}
+
+int np_range_operand(const struct np_cmd_desc *desc, int argc, char **argv,
+		     int all, struct np_range *r)
+{
+	if (optind < argc - 1 || (optind < argc && all))
+		return np_usage_error(desc, "give one RANGE or --all");
+	return optind < argc ? np_range_arg(desc, argv[optind], r) : NP_EXIT_OK;
 }
 
 int np_handshake(const char *who, struct numaplace_info *info,
@@ -153,6 +182,104 @@ int np_read_maps(const char *who, int pid, np_maps_cb cb, void *data)
 	free(line);
 	fclose(f);
 	return ret;
+}
+
+/* np_read_range_maps(): the range, the caller's callback, the cursor. */
+struct np_range_walk {
+	const struct np_range *r;
+	np_maps_cb cb;
+	void *data;
+	unsigned long long cursor;	/* where the VMAs seen so far end */
+};
+
+static int np_range_vma(void *data, unsigned long long start,
+			unsigned long long end, const char *perms,
+			const char *name)
+{
+	struct np_range_walk *w = data;
+	int ret;
+
+	if (w->r->set) {
+		if (end <= w->r->start || start >= w->r->end)
+			return 0;
+		if (start < w->r->start)
+			start = w->r->start;
+		if (end > w->r->end)
+			end = w->r->end;
+		if (start > w->cursor) {
+			ret = w->cb(w->data, w->cursor, start, NULL, NULL);
+			if (ret)
+				return ret;
+		}
+	}
+	w->cursor = end;
+	return w->cb(w->data, start, end, perms, name);
+}
+
+int np_read_range_maps(const char *who, int pid, const struct np_range *r,
+		       np_maps_cb cb, void *data)
+{
+	struct np_range_walk w = { r, cb, data, r->start };
+	int ret = np_read_maps(who, pid, np_range_vma, &w);
+
+	if (!ret && r->set && w.cursor < r->end)
+		ret = cb(data, w.cursor, r->end, NULL, NULL);
+	return ret;
+}
+
+void *np_array_grow(void *v, size_t *cap, size_t nr, size_t size,
+		    size_t first)
+{
+	size_t n = *cap ? 2 * *cap : first;
+
+	if (nr < *cap)
+		return v;
+	if (n < *cap || n > SIZE_MAX / size)
+		return NULL;
+	v = realloc(v, n * size);
+	if (v)
+		*cap = n;
+	return v;
+}
+
+void np_print_bits(const struct np_bits *b, unsigned long long mask,
+		   int json)
+{
+	const char *sep = "";
+	size_t i;
+
+	for (i = 0; i < b->nr_names; i++) {
+		if (!(mask & b->names[i].bit))
+			continue;
+		printf(json ? "%s\"%s\"" : "%s%s", sep, b->names[i].name);
+		sep = json ? ", " : b->sep;
+		mask &= ~b->names[i].bit;
+	}
+	if (mask && b->unknown)
+		printf(json ? "%s\"%#llx\"" : "%s%#llx", sep, mask);
+	else if (!json && !*sep)
+		printf("%s", b->none);
+}
+
+const struct np_bit_name np_engine_bit_names[NP_NR_ENGINES] = {
+	{ NUMAPLACE_ENGINE_KERNEL, "kernel" },
+	{ NUMAPLACE_ENGINE_VMA, "vma" },
+	{ NUMAPLACE_ENGINE_BATCH, "batch" },
+};
+
+const struct np_bits np_engine_bits = {
+	np_engine_bit_names, NP_ARRAY_SIZE(np_engine_bit_names), " ", "(none)", 1,
+};
+
+const char *np_engine_name(unsigned int e, char *buf, size_t size)
+{
+	size_t i;
+
+	for (i = 0; e < 64 && i < NP_ARRAY_SIZE(np_engine_bit_names); i++)
+		if (np_engine_bit_names[i].bit == 1ULL << e)
+			return np_engine_bit_names[i].name;
+	snprintf(buf, size, "engine%u", e);
+	return buf;
 }
 
 double np_clock(int clock)

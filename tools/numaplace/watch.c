@@ -36,8 +36,8 @@ static const char *const np_watch_reasons[] = {
 };
 
 struct np_watch_cmd {
-	long pid;
-	unsigned long long start, end;
+	int pid;
+	struct np_range range;
 	int json;
 	long count;		/* records to print, 0: no limit */
 };
@@ -63,8 +63,7 @@ static const struct np_cmd_desc np_watch_desc = {
 	.opts = np_watch_opts,
 	.nr_opts = NP_ARRAY_SIZE(np_watch_opts),
 	.operands = "  START-END|START+LEN   the range, in hex as /proc/PID/maps",
-	.exits = NP_EXITS_BASE | NP_EXIT_BIT(NP_EXIT_PERM) |
-		 NP_EXIT_BIT(NP_EXIT_NOPROC),
+	.exits = NP_EXITS_PROC,
 };
 
 static const char *np_watch_reason(unsigned int reason)
@@ -172,6 +171,17 @@ void np_watch_print(const struct numaplace_watch_record *r, long pid, int json)
 	np_watch_print_id(r, pid, 0, json);
 }
 
+static __u64 np_nl_u64(const struct nlattr *a)
+{
+	return mnl_attr_validate(a, MNL_TYPE_U64) >= 0 ? mnl_attr_get_u64(a) : 0;
+}
+
+/* A u32 attribute's value; @old when it is not a u32. */
+static long long np_nl_u32(const struct nlattr *a, long long old)
+{
+	return mnl_attr_validate(a, MNL_TYPE_U32) >= 0 ? mnl_attr_get_u32(a) : old;
+}
+
 /* A WATCH event's node totals (NUMAPLACE_A_WATCH_NODE nest). */
 static void np_watch_nl_node(const struct nlattr *nest,
 			     struct numaplace_watch_record *r)
@@ -183,16 +193,13 @@ static void np_watch_nl_node(const struct nlattr *nest,
 	mnl_attr_for_each_nested(a, nest) {
 		switch (mnl_attr_get_type(a)) {
 		case NUMAPLACE_A_WNODE_NODE:
-			if (mnl_attr_validate(a, MNL_TYPE_U32) >= 0)
-				node = mnl_attr_get_u32(a);
+			node = np_nl_u32(a, node);
 			break;
 		case NUMAPLACE_A_WNODE_BEFORE:
-			if (mnl_attr_validate(a, MNL_TYPE_U64) >= 0)
-				before = mnl_attr_get_u64(a);
+			before = np_nl_u64(a);
 			break;
 		case NUMAPLACE_A_WNODE_AFTER:
-			if (mnl_attr_validate(a, MNL_TYPE_U64) >= 0)
-				after = mnl_attr_get_u64(a);
+			after = np_nl_u64(a);
 			break;
 		}
 	}
@@ -202,11 +209,6 @@ static void np_watch_nl_node(const struct nlattr *nest,
 	r->after[node] = after;
 	if ((unsigned long)node >= r->nr_nodes)
 		r->nr_nodes = node + 1;
-}
-
-static __u64 np_nl_u64(const struct nlattr *a)
-{
-	return mnl_attr_validate(a, MNL_TYPE_U64) >= 0 ? mnl_attr_get_u64(a) : 0;
 }
 
 /* `numaplace monitor`: a WATCH event, printed as `numaplace watch` does. */
@@ -223,8 +225,7 @@ void np_watch_print_nl(const struct nlmsghdr *nlh, int json)
 			id = np_nl_u64(a);
 			break;
 		case NUMAPLACE_A_WATCH_PID:
-			if (mnl_attr_validate(a, MNL_TYPE_U32) >= 0)
-				pid = mnl_attr_get_u32(a);
+			pid = np_nl_u32(a, pid);
 			break;
 		case NUMAPLACE_A_WATCH_COOKIE:
 			r.cookie = np_nl_u64(a);
@@ -239,8 +240,7 @@ void np_watch_print_nl(const struct nlmsghdr *nlh, int json)
 			r.len = np_nl_u64(a);
 			break;
 		case NUMAPLACE_A_WATCH_REASON:
-			if (mnl_attr_validate(a, MNL_TYPE_U32) >= 0)
-				r.reason = mnl_attr_get_u32(a);
+			r.reason = np_nl_u32(a, r.reason);
 			break;
 		case NUMAPLACE_A_WATCH_CHANGED:
 			r.nr_changed = np_nl_u64(a);
@@ -253,51 +253,38 @@ void np_watch_print_nl(const struct nlmsghdr *nlh, int json)
 	np_watch_print_id(&r, pid, id, json);
 }
 
+static int np_watch_opt(void *data, int opt, const char *arg)
+{
+	const struct np_cmd_desc *d = &np_watch_desc;
+	struct np_watch_cmd *c = data;
+	unsigned long count;
+
+	switch (opt) {
+	case 'p':
+		return np_opt_pid(d, arg, &c->pid);
+	case NP_OPT_COUNT:
+		if (np_parse_whole_uint(arg, 0x7fffffffUL, &count) || !count)
+			return np_bad_arg(d, "count", arg);
+		c->count = count;
+		break;
+	case NP_OPT_JSON:
+		c->json = 1;
+		break;
+	}
+	return NP_EXIT_OK;
+}
+
+/* NP_EXIT_OK, NP_EXIT_USAGE, or NP_OPT_HELP after --help. */
 static int np_watch_args(struct np_watch_cmd *c, int argc, char **argv)
 {
 	const struct np_cmd_desc *d = &np_watch_desc;
-	struct np_getopt g;
-	unsigned long count;
-	char *end;
-	int opt, pid;
+	int ret = np_parse_opts(d, argc, argv, np_watch_opt, c);
 
-	np_getopt_init(&g, d, argc, argv);
-	while ((opt = np_getopt(&g)) != -1) {
-		switch (opt) {
-		case NP_OPT_HELP:
-			return -1;
-		case NP_OPT_ERROR:
-			return NP_EXIT_USAGE;
-		case 'p':
-			if (np_parse_pid(optarg, &pid)) {
-				fprintf(stderr, "numaplace watch: bad pid '%s'\n",
-					optarg);
-				return NP_EXIT_USAGE;
-			}
-			c->pid = pid;
-			break;
-		case NP_OPT_COUNT:
-			if (np_parse_uint(optarg, &end, 0x7fffffffUL, &count) ||
-			    *end || !count) {
-				fprintf(stderr, "numaplace watch: bad count '%s'\n",
-					optarg);
-				return NP_EXIT_USAGE;
-			}
-			c->count = count;
-			break;
-		case NP_OPT_JSON:
-			c->json = 1;
-			break;
-		}
-	}
+	if (ret)
+		return ret;
 	if (optind != argc - 1)
 		return np_usage_error(d, "give one RANGE");
-	if (np_parse_range(argv[optind], &c->start, &c->end)) {
-		fprintf(stderr, "numaplace watch: bad range '%s': want START-END or START+LEN in hex\n",
-			argv[optind]);
-		return NP_EXIT_USAGE;
-	}
-	return NP_EXIT_OK;
+	return np_range_arg(d, argv[optind], &c->range);
 }
 
 /* The range's totals as the watch starts: a record with nothing changed. */
@@ -308,8 +295,8 @@ static void np_watch_print_start(const struct np_watch_cmd *c,
 	__u64 placed = 0;
 	unsigned int n;
 
-	r.start = c->start;
-	r.len = c->end - c->start;
+	r.start = c->range.start;
+	r.len = c->range.end - c->range.start;
 	r.nr_nodes = nr;
 	for (n = 0; n < nr && n < NUMAPLACE_WATCH_NODES; n++) {
 		r.before[n] = r.after[n] = totals[n];
@@ -377,8 +364,8 @@ int np_cmd_watch(int argc, char **argv)
 		fprintf(stderr, "numaplace watch: the module has no watches here\n");
 		return NP_EXIT_NODEV;
 	}
-	fd = numaplace_watch_open(c.pid, (void *)(uintptr_t)c.start,
-				  c.end - c.start, 0, NUMAPLACE_WATCH_CLOEXEC,
+	fd = numaplace_watch_open(c.pid, (void *)(uintptr_t)c.range.start,
+				  c.range.end - c.range.start, 0, NUMAPLACE_WATCH_CLOEXEC,
 				  totals, NUMAPLACE_WATCH_NODES);
 	if (fd < 0) {
 		fprintf(stderr, "numaplace watch: %s\n", strerror(-fd));

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * bench: what the benchmarks share (bench.c, compiled once and linked
+ * into each, kvquery too: it calls nothing of libnumaplace): clocks, the
+ * NUMA balancing switch, THP counts, buffers, option letters, and running
+ * a program with and without the LD_PRELOAD shim in A B B A order.
+ */
+#ifndef NP_BENCH_H
+#define NP_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* CLOCK_MONOTONIC, in nanoseconds and in milliseconds. */
+uint64_t np_bench_now_ns(void);
+double np_bench_now_ms(void);
+
+/*
+ * NUMA hinting faults would move pages (and mark PTEs protnone) mid-run:
+ * set kernel.numa_balancing to 0, its old value (newline cut) in @old.
+ * 0 or -errno (@old is then ""). Restore puts @old back, if not "".
+ */
+int np_bench_balancing_off(char *old, size_t len);
+void np_bench_balancing_restore(const char *old);
+
+/* AnonHugePages of the VMA holding @addr, in base pages; -1 if unknown. */
+long np_bench_smaps_thp_pages(const void *addr, size_t page_size);
+
+/*
+ * An anonymous private mapping of @len bytes and @align more (*@map,
+ * *@map_len): its @align-aligned @len bytes, advised MADV_HUGEPAGE when
+ * @thp, else MADV_NOHUGEPAGE (a failed madvise is said, naming @what).
+ * NULL, said, when the mmap fails.
+ */
+char *np_bench_map(size_t len, size_t align, int thp, const char *what,
+		   char **map, size_t *map_len);
+
+/*
+ * This process's environment without LD_PRELOAD and the shim's
+ * NUMAPLACE_PRELOAD_STATS, plus @extra (NULL-terminated; NULL for none).
+ * calloc()ed, NULL-terminated; the strings are not copied.
+ */
+char **np_bench_env(const char *const *extra);
+
+/*
+ * Run @path with @argv in np_bench_env(), plus LD_PRELOAD=@shim when
+ * @shim is not NULL and NUMAPLACE_PRELOAD_STATS=1 when @stats. Its
+ * stdout is read into @out (NULL: inherited) and its stderr into @err,
+ * to EOF or a full buffer (NUL-terminated): each must stay short, as a
+ * bench's line and the shim's statistics are. Its wait status in
+ * *@status and, if @ns is not NULL, the time from fork to its exit.
+ * 0, or -1 when it could not be started or waited for.
+ */
+int np_bench_run(const char *path, char *const argv[], const char *shim,
+		 int stats, char *out, size_t out_size, char *err,
+		 size_t err_size, int *status, uint64_t *ns);
+
+/* One option letter of a bench, what it sets: one of the three. */
+struct np_bench_opt {
+	int letter;
+	unsigned long *num;	/* -X N (strtoul, any base) */
+	const char **str;	/* -X STRING */
+	int *flag;		/* -X: 1 */
+};
+
+/*
+ * getopt(3) over @opts; optind is the first operand after. 0, or 2 (the
+ * exit code) after @usage went to stderr for an unknown letter.
+ */
+int np_bench_getopt(int argc, char **argv, const struct np_bench_opt *opts,
+		    size_t nr_opts, const char *usage);
+
+/* One side of an A B B A comparison: without (A) or with (B) the shim. */
+struct np_bench_side {
+	const char *name;
+	int preload;		/* 0: A, 1: B */
+	uint64_t best_ns;	/* UINT64_MAX until a run */
+	unsigned long runs;
+};
+
+/*
+ * @rounds rounds of A B B A over @side[0], A named @name_a, and @side[1],
+ * B named @name_b (both set up here): @run runs one, its time in *@ns; a
+ * non-zero return stops everything and is returned. Each side keeps its
+ * best time and its number of runs.
+ */
+int np_bench_abba(struct np_bench_side side[2], const char *name_a,
+		  const char *name_b, unsigned long rounds,
+		  int (*run)(void *data, const struct np_bench_side *s,
+			     uint64_t *ns),
+		  void *data);
+
+/* The best times of both sides, per page of @nr_pages, and A / B. */
+void np_bench_abba_print(const struct np_bench_side side[2],
+			 unsigned long nr_pages);
+
+#endif /* NP_BENCH_H */
