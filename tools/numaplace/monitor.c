@@ -207,19 +207,14 @@ static int np_monitor_cb(const struct nlmsghdr *nlh, void *data)
 int np_cmd_monitor(int argc, char **argv)
 {
 	struct np_monitor mon = { 0 };
-	struct np_getopt g;
 	uint16_t ctrl_id;
-	int opt, ret;
+	int ret;
 
-	np_getopt_init(&g, &np_monitor_desc, argc, argv);
-	while ((opt = np_getopt(&g)) != -1) {
-		if (opt == NP_OPT_HELP || opt == NP_OPT_ERROR)
-			return opt == NP_OPT_HELP ? NP_EXIT_OK : NP_EXIT_USAGE;
-		mon.json |= opt == NP_OPT_JSON;
-	}
-	if (optind < argc)
-		return np_usage_error(&np_monitor_desc, "unknown argument '%s'",
-				      argv[optind]);
+	/* --json is the only option. */
+	ret = np_parse_opts_only(&np_monitor_desc, argc, argv, np_opt_flag,
+				 &mon.json);
+	if (ret)
+		return ret == NP_OPT_HELP ? NP_EXIT_OK : ret;
 	ret = np_nl_open(&mon.nl, "numaplace monitor", 0);
 	if (ret)
 		return np_exit_of(ret);
