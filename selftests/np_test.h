@@ -559,6 +559,23 @@ unsigned int np_time_scale(void);
  * np_pmd_map().
  */
 
+/* Flags newer than some libc headers (values of the uapi). */
+#ifndef MADV_PAGEOUT
+#define MADV_PAGEOUT		21
+#endif
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE		25
+#endif
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE	0x100000
+#endif
+#ifndef MREMAP_DONTUNMAP
+#define MREMAP_DONTUNMAP	4
+#endif
+#ifndef MAP_HUGETLB
+#define MAP_HUGETLB		0x40000
+#endif
+
 /* Whole user address space of 4-level paging (47 bits). */
 #define NP_USER_TOP	(1ULL << 47)
 

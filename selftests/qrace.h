@@ -19,22 +19,6 @@
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #endif
 
-#ifndef MADV_PAGEOUT
-#define MADV_PAGEOUT		21
-#endif
-#ifndef MADV_COLLAPSE
-#define MADV_COLLAPSE		25
-#endif
-#ifndef MAP_FIXED_NOREPLACE
-#define MAP_FIXED_NOREPLACE	0x100000
-#endif
-#ifndef MREMAP_DONTUNMAP
-#define MREMAP_DONTUNMAP	4
-#endif
-#ifndef MAP_HUGETLB
-#define MAP_HUGETLB		0x40000
-#endif
-
 /* x86-64, 4 KiB pages: the PMD size (THP, 2 MiB hugetlb). */
 #define QR_PMD			(2UL << 20)
 /* One mutator's piece of the region: two PMDs. */
