@@ -81,7 +81,7 @@ CLI_SRC  := $(wildcard tools/numaplace/*.c)
 # The tests' helpers, not tests: np_test.c, np_model.c and np_check.c
 # (every test's) and the migrate suites' migrate_lay.c and migrate_sim.c,
 # in one static library (build/testlib/libnp_test.a) that every test links.
-TEST_LIB_SRC := selftests/np_test.c selftests/np_model.c selftests/np_check.c selftests/migrate_lay.c selftests/migrate_sim.c selftests/np_query_util.c selftests/qrace_query.c selftests/qrace_mut.c selftests/race_mm.c
+TEST_LIB_SRC := selftests/np_test.c selftests/np_model.c selftests/np_check.c selftests/migrate_lay.c selftests/migrate_sim.c selftests/np_query_util.c selftests/qrace_query.c selftests/qrace_mut.c selftests/race_mm.c selftests/fuzz_call.c
 TEST_SRC := $(filter-out $(TEST_LIB_SRC),$(wildcard selftests/*.c))
 TEST_LIB := $(BUILD)/testlib/libnp_test.a
 TESTS    := $(patsubst selftests/%.c,$(BUILD)/selftests/%,$(TEST_SRC))
