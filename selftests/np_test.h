@@ -599,6 +599,28 @@ int np_query_open(int *fd, struct np_ctx *c, struct numaplace_info *info,
 		_ret ? -1 : 0;						\
 	})
 
+/*
+ * A fixture @name with the device open for QUERY (fd, c, info); its setup
+ * sets the test file's static psz.
+ */
+#define NP_QUERY_FIXTURE(name)						\
+	FIXTURE(name)							\
+	{								\
+		int fd;							\
+		struct np_ctx c;					\
+		struct numaplace_info info;				\
+	};								\
+	FIXTURE_SETUP(name)						\
+	{								\
+		if (!NP_QUERY_SETUP(&self->fd, &self->c, &self->info))	\
+			psz = self->c.psz;				\
+	}								\
+	FIXTURE_TEARDOWN(name)						\
+	{								\
+		if (self->fd >= 0)					\
+			close(self->fd);				\
+	}
+
 /* A first node with memory other than @node, or -1. */
 int np_other_node(const struct numaplace_info *info, int node);
 

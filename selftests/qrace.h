@@ -260,4 +260,19 @@ int qr_set(struct qr_env *e, const char *path, const char *val);
 		ASSERT_EQ(0, _ret) TH_LOG("%s", _why);			\
 	} while (0)
 
+/* A fixture @name whose state is a qr_env (self->e). */
+#define QR_FIXTURE(name)						\
+	FIXTURE(name)							\
+	{								\
+		struct qr_env e;					\
+	};								\
+	FIXTURE_SETUP(name)						\
+	{								\
+		QR_ENV_SETUP(&self->e);					\
+	}								\
+	FIXTURE_TEARDOWN(name)						\
+	{								\
+		qr_env_close(&self->e);					\
+	}
+
 #endif /* NP_QRACE_H */

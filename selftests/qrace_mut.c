@@ -57,6 +57,14 @@ static void *qr_map_fixed(void *p, size_t len, int prot, int flags, int fd,
 	return mmap(p, len, prot, flags | MAP_FIXED, fd, off);
 }
 
+/* A random piece of @m's slice: its start; *npg slice pages, *l piece pages. */
+static char *qr_pick(struct qr_mut *m, size_t *npg, size_t *l)
+{
+	*npg = m->len / qr_psz;
+	*l = qr_piece(*npg, &m->seed);
+	return m->lo + qr_where(*npg, *l, &m->seed) * qr_psz;
+}
+
 /* Anonymous private memory at @p, THP asked for, every page written. */
 int qr_anon(char *p, size_t len, int thp, unsigned int *seed)
 {
@@ -85,9 +93,8 @@ static int qr_reserve(char *p, size_t len)
 /* mmap / munmap of pieces: every kind of VMA comes and goes. */
 void qr_step_mmap(struct qr_mut *m)
 {
-	size_t npg = m->len / qr_psz, l = qr_piece(npg, &m->seed);
-	size_t o = qr_where(npg, l, &m->seed);
-	char *p = m->lo + o * qr_psz;
+	size_t npg, l;
+	char *p = qr_pick(m, &npg, &l);
 	size_t len = l * qr_psz;
 	void *q = p;
 
@@ -105,14 +112,14 @@ void qr_step_mmap(struct qr_mut *m)
 		break;
 	case 3:
 		q = qr_map_fixed(p, len, PROT_READ | PROT_WRITE, MAP_SHARED,
-				 m->memfd, o * qr_psz);
+				 m->memfd, p - m->lo);
 		if (q == p)
 			qr_touch(p, l, &m->seed);
 		break;
 	case 4:
 		/* A private file mapping: written pages are anon COW pages. */
 		q = qr_map_fixed(p, len, PROT_READ | PROT_WRITE, MAP_PRIVATE,
-				 m->memfd, o * qr_psz);
+				 m->memfd, p - m->lo);
 		if (q == p)
 			qr_touch_some(p, l, 8, &m->seed);
 		break;
@@ -330,9 +337,8 @@ void qr_step_rozap(struct qr_mut *m)
 /* MADV_DONTNEED / MADV_FREE and refaults, partial and whole THPs. */
 void qr_step_dontneed(struct qr_mut *m)
 {
-	size_t npg = m->len / qr_psz, l = qr_piece(npg, &m->seed);
-	size_t o = qr_where(npg, l, &m->seed);
-	char *p = m->lo + o * qr_psz;
+	size_t npg, l;
+	char *p = qr_pick(m, &npg, &l);
 
 	switch (rand_r(&m->seed) % 4) {
 	case 0:
@@ -353,9 +359,8 @@ void qr_step_dontneed(struct qr_mut *m)
 /* MADV_PAGEOUT to zram, swap-in by writes, swap entries zapped. */
 void qr_step_pageout(struct qr_mut *m)
 {
-	size_t npg = m->len / qr_psz, l = qr_piece(npg, &m->seed);
-	size_t o = qr_where(npg, l, &m->seed);
-	char *p = m->lo + o * qr_psz;
+	size_t npg, l;
+	char *p = qr_pick(m, &npg, &l);
 
 	switch (rand_r(&m->seed) % 5) {
 	case 0:

@@ -25,25 +25,7 @@
 static long psz;
 
 /* The ABI and bad input. */
-FIXTURE(query)
-{
-	int fd;
-	struct np_ctx c;
-	struct numaplace_info info;
-};
-
-FIXTURE_SETUP(query)
-{
-	if (NP_QUERY_SETUP(&self->fd, &self->c, &self->info))
-		return;
-	psz = self->c.psz;
-}
-
-FIXTURE_TEARDOWN(query)
-{
-	if (self->fd >= 0)
-		close(self->fd);
-}
+NP_QUERY_FIXTURE(query);
 
 TEST_F(query, count_edges)
 {

@@ -46,20 +46,7 @@
 
 /* ---- the fixture -------------------------------------------------- */
 
-FIXTURE(qrace)
-{
-	struct qr_env e;
-};
-
-FIXTURE_SETUP(qrace)
-{
-	QR_ENV_SETUP(&self->e);
-}
-
-FIXTURE_TEARDOWN(qrace)
-{
-	qr_env_close(&self->e);
-}
+QR_FIXTURE(qrace);
 
 /*
  * Run the queriers of @qtypes and the mutators for @ms, then check. The
@@ -121,6 +108,14 @@ static void qr_race(struct __test_metadata *_metadata, struct qr_ctx *x,
 		}							\
 	} while (0)
 
+/* QR_SETUP(), then the race of every querier type for @ms. */
+#define QR_RUN(n, name, step, init, ms)					\
+	do {								\
+		QR_SETUP(n, name, step, init);				\
+		qr_race(_metadata, &self->e.x, &self->e.r, muts, (n),	\
+			qr_all_q, QR_NQ, (ms));				\
+	} while (0)
+
 static int qr_init_memfd(struct qr_mut *m)
 {
 	m->memfd = memfd_create("np-race", MFD_CLOEXEC);
@@ -142,9 +137,7 @@ TEST_F(qrace, mmap_munmap)
 	NP_SKIPPED();
 	struct qr_mut muts[2];
 
-	QR_SETUP(2, "mmap", qr_step_mmap, qr_init_memfd);
-	qr_race(_metadata, &self->e.x, &self->e.r, muts, 2, qr_all_q, QR_NQ,
-		qr_race_ms());
+	QR_RUN(2, "mmap", qr_step_mmap, qr_init_memfd, qr_race_ms());
 	qr_close_memfds(muts, 2);
 }
 
@@ -154,9 +147,7 @@ TEST_F(qrace, mremap)
 	NP_SKIPPED();
 	struct qr_mut muts[2];
 
-	QR_SETUP(2, "mremap", qr_step_mremap, qr_init_mremap);
-	qr_race(_metadata, &self->e.x, &self->e.r, muts, 2, qr_all_q, QR_NQ,
-		qr_race_ms());
+	QR_RUN(2, "mremap", qr_step_mremap, qr_init_mremap, qr_race_ms());
 	for (int i = 0; i < 2; i++)
 		free(muts[i].state);
 }
@@ -167,9 +158,7 @@ TEST_F(qrace, mprotect)
 	NP_SKIPPED();
 	struct qr_mut muts[2];
 
-	QR_SETUP(2, "mprotect", qr_step_mprotect, qr_init_anon);
-	qr_race(_metadata, &self->e.x, &self->e.r, muts, 2, qr_all_q, QR_NQ,
-		qr_race_ms());
+	QR_RUN(2, "mprotect", qr_step_mprotect, qr_init_anon, qr_race_ms());
 }
 
 /* MADV_DONTNEED / MADV_FREE and refaults, THPs zapped whole and split. */
@@ -178,9 +167,7 @@ TEST_F(qrace, dontneed)
 	NP_SKIPPED();
 	struct qr_mut muts[2];
 
-	QR_SETUP(2, "dontneed", qr_step_dontneed, qr_init_anon);
-	qr_race(_metadata, &self->e.x, &self->e.r, muts, 2, qr_all_q, QR_NQ,
-		qr_race_ms());
+	QR_RUN(2, "dontneed", qr_step_dontneed, qr_init_anon, qr_race_ms());
 }
 
 /* Read-only and PROT_NONE THPs zapped and faulted again, three times longer. */
@@ -191,9 +178,7 @@ TEST_F_TIMEOUT(qrace, thp_readonly_zap, 60)
 
 	if (!np_thp_on())
 		SKIP(return, "THP is disabled");
-	QR_SETUP(2, "rozap", qr_step_rozap, qr_init_anon);
-	qr_race(_metadata, &self->e.x, &self->e.r, muts, 2, qr_all_q, QR_NQ,
-		3 * qr_race_ms());
+	QR_RUN(2, "rozap", qr_step_rozap, qr_init_anon, 3 * qr_race_ms());
 }
 
 /* MADV_PAGEOUT to swap, swap-ins, swap entries zapped. */
@@ -204,9 +189,7 @@ TEST_F(qrace, pageout)
 
 	if (!np_have_swap())
 		SKIP(return, "no swap in the guest (tools/vm/run --swap MB)");
-	QR_SETUP(2, "pageout", qr_step_pageout, qr_init_anon);
-	qr_race(_metadata, &self->e.x, &self->e.r, muts, 2, qr_all_q, QR_NQ,
-		qr_race_ms());
+	QR_RUN(2, "pageout", qr_step_pageout, qr_init_anon, qr_race_ms());
 	EXPECT_GT(muts[0].done + muts[1].done, 0);
 }
 
@@ -233,9 +216,7 @@ TEST_F(qrace, collapse_anon)
 	if (!np_thp_on())
 		SKIP(return, "THP is disabled");
 	qr_khugepaged_fast(&self->e);
-	QR_SETUP(2, "collapse", qr_step_collapse, qr_init_collapse);
-	qr_race(_metadata, &self->e.x, &self->e.r, muts, 2, qr_all_q, QR_NQ,
-		qr_race_ms());
+	QR_RUN(2, "collapse", qr_step_collapse, qr_init_collapse, qr_race_ms());
 	ksft_print_msg("%lu collapses\n", muts[0].done + muts[1].done);
 }
 
@@ -293,9 +274,7 @@ TEST_F(qrace, hugetlb)
 	qr_set(&self->e, nr, val);
 	if (np_read_long(fr) < 10)
 		SKIP(return, "fewer than 10 free 2 MiB huge pages");
-	QR_SETUP(2, "hugetlb", qr_step_hugetlb, qr_init_hugetlb);
-	qr_race(_metadata, &self->e.x, &self->e.r, muts, 2, qr_all_q, QR_NQ,
-		qr_race_ms());
+	QR_RUN(2, "hugetlb", qr_step_hugetlb, qr_init_hugetlb, qr_race_ms());
 }
 
 /*

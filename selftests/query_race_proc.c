@@ -23,20 +23,7 @@
 
 /* ---- the fixture -------------------------------------------------- */
 
-FIXTURE(qproc)
-{
-	struct qr_env e;
-};
-
-FIXTURE_SETUP(qproc)
-{
-	QR_ENV_SETUP(&self->e);
-}
-
-FIXTURE_TEARDOWN(qproc)
-{
-	qr_env_close(&self->e);
-}
+QR_FIXTURE(qproc);
 
 /* ---- another process: a child that exits or dies mid-query --------- */
 

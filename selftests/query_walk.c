@@ -24,25 +24,7 @@
 static long psz;
 
 /* Resuming, faulting nothing in, the whole address space. */
-FIXTURE(qwalk)
-{
-	int fd;
-	struct np_ctx c;
-	struct numaplace_info info;
-};
-
-FIXTURE_SETUP(qwalk)
-{
-	if (NP_QUERY_SETUP(&self->fd, &self->c, &self->info))
-		return;
-	psz = self->c.psz;
-}
-
-FIXTURE_TEARDOWN(qwalk)
-{
-	if (self->fd >= 0)
-		close(self->fd);
-}
+NP_QUERY_FIXTURE(qwalk);
 
 /* Runs buffers of 1..3 entries, resumed until done, give one answer. */
 TEST_F_TIMEOUT(qwalk, resume_tiny_runs, 120)
