@@ -69,15 +69,8 @@ FIXTURE_VARIANT(kinds)
 	int node;
 };
 
-FIXTURE_VARIANT_ADD(kinds, node0)
-{
-	.node = 0,
-};
-
-FIXTURE_VARIANT_ADD(kinds, node1)
-{
-	.node = 1,
-};
+FIXTURE_VARIANT_ADD(kinds, node0) { .node = 0 };
+FIXTURE_VARIANT_ADD(kinds, node1) { .node = 1 };
 
 FIXTURE_SETUP(kinds)
 {
