@@ -326,6 +326,14 @@ static void np_fz_fill_info(struct np_fz_thread *t, struct numaplace_info *a)
 		a->abi_version = np_fz_next(&t->rng);	/* out field: ignored */
 }
 
+/* A node_pages[] output and a length around nr_node_ids. */
+static void np_fz_node_pages(struct np_fz_thread *t, __u64 *ptr, __u32 *len)
+{
+	*ptr = np_fz_out(t);
+	*len = np_fz_pick(&t->rng, ((const __u32[]){ 0, 1, 2, 3,
+		t->z->info.nr_node_ids, 64, 1024, 1025, ~0U }));
+}
+
 static void np_fz_fill_watch(struct np_fz_thread *t, struct numaplace_watch *a)
 {
 	__u64 *s = &t->rng;
@@ -334,11 +342,8 @@ static void np_fz_fill_watch(struct np_fz_thread *t, struct numaplace_watch *a)
 	a->start = np_fz_addr(t);
 	a->len = np_fz_len(s);
 	a->cookie = np_fz_next(s);
-	if (np_fz_chance(s, 40)) {
-		a->node_pages_ptr = np_fz_out(t);
-		a->node_pages_len = np_fz_pick(s, ((const __u32[]){ 0, 1, 2, 3,
-			t->z->info.nr_node_ids, 64, 1024, 1025, ~0U }));
-	}
+	if (np_fz_chance(s, 40))
+		np_fz_node_pages(t, &a->node_pages_ptr, &a->node_pages_len);
 	if (np_fz_chance(s, 4))
 		a->reserved0 = 1;
 	if (np_fz_chance(s, 4))
@@ -365,11 +370,8 @@ static void np_fz_fill_query(struct np_fz_thread *t, struct numaplace_query *a)
 	}
 	if (np_fz_chance(s, 70))
 		a->status_ptr = np_fz_out(t);
-	if (np_fz_chance(s, 40)) {
-		a->node_pages_ptr = np_fz_out(t);
-		a->node_pages_len = np_fz_pick(s, ((const __u32[]){ 0, 1, 2, 3,
-			t->z->info.nr_node_ids, 64, 1024, 1025, ~0U }));
-	}
+	if (np_fz_chance(s, 40))
+		np_fz_node_pages(t, &a->node_pages_ptr, &a->node_pages_len);
 	/* Now and then a field of the other mode, or an out field. */
 	if (np_fz_chance(s, 5))
 		a->runs_ptr = np_fz_out(t);
