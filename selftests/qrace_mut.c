@@ -19,7 +19,7 @@ static void qr_touch(char *p, size_t pages, unsigned int *seed)
 
 /* Touch up to @max random pages of [p, p + pages). */
 void qr_touch_some(char *p, size_t pages, size_t max,
-			  unsigned int *seed)
+		   unsigned int *seed)
 {
 	size_t k = 1 + rand_r(seed) % max;
 

@@ -29,7 +29,7 @@ int qr_stopped(struct qr_ctx *x)
 }
 
 void qr_log(struct qr_ctx *x, unsigned long *counter, const char *fmt,
-		   ...)
+	    ...)
 {
 	unsigned long n = __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
 	char buf[320];
@@ -131,9 +131,9 @@ long qr_thp_splits(void)
  * status, stable pages, no zero page where none can be. 0 or 1.
  */
 int qr_check_runs(struct qr_ctx *x, const char *what,
-			 const struct numaplace_query *q,
-			 const struct numaplace_run *runs, __u32 cap,
-			 unsigned long start, const __s32 *st, int legacy)
+		  const struct numaplace_query *q,
+		  const struct numaplace_run *runs, __u32 cap,
+		  unsigned long start, const __s32 *st, int legacy)
 {
 	unsigned long at = start, page = 0;
 	const char *why;
@@ -204,8 +204,8 @@ int qr_check_runs(struct qr_ctx *x, const char *what,
 
 /* Totals against @n statuses, or (@st NULL) against done. 0 or 1. */
 int qr_check_totals(struct qr_ctx *x, const char *what,
-			   const struct numaplace_query *q, const __s32 *st,
-			   size_t n, const __u64 *np)
+		    const struct numaplace_query *q, const __s32 *st,
+		    size_t n, const __u64 *np)
 {
 	__u64 cnt[NUMAPLACE_MAX_NODES] = { 0 }, unplaced = 0, sum = 0;
 
@@ -497,7 +497,7 @@ void *qr_querier(void *arg)
 }
 
 int qr_q_alloc(struct qr_q *qq, struct qr_ctx *x, enum qr_qtype type,
-		      unsigned int seed)
+	       unsigned int seed)
 {
 	size_t n = x->qpages > QR_ARRAY_N ? x->qpages : QR_ARRAY_N;
 
