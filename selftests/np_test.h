@@ -679,4 +679,127 @@ void np_wt_teardown(struct np_wt_fix *f);
 	FIXTURE_SETUP(fx) { NP_WT_SETUP(pages); }			\
 	FIXTURE_TEARDOWN(fx) { np_wt_teardown(&self->w); }
 
+/*
+ * ---- Page-level helpers of the QUERY tests (np_query_util.c) ----------
+ *
+ * query.c (page kinds), query_random.c, query_abi.c, query_walk.c,
+ * query_race*.c and target.c; PMD-aligned memory is migrate_lay.c's
+ * np_pmd_map().
+ */
+
+/* Flags newer than some libc headers (values of the uapi). */
+#ifndef MADV_PAGEOUT
+#define MADV_PAGEOUT		21
+#endif
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE		25
+#endif
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE	0x100000
+#endif
+#ifndef MREMAP_DONTUNMAP
+#define MREMAP_DONTUNMAP	4
+#endif
+#ifndef MAP_HUGETLB
+#define MAP_HUGETLB		0x40000
+#endif
+
+/* Whole user address space of 4-level paging (47 bits). */
+#define NP_USER_TOP	(1ULL << 47)
+
+/*
+ * The device, QUERY and the caller's np_ctx; NUMA balancing off. 0; 1
+ * with the reason to skip in @why; or -errno with the step that failed.
+ */
+int np_query_open(int *fd, struct np_ctx *c, struct numaplace_info *info,
+		  char *why, size_t len);
+
+/* np_query_open() in a fixture's setup: 0, or -1 after a SKIP or failure. */
+#define NP_QUERY_SETUP(fd, c, info)					\
+	({								\
+		char _why[160];						\
+		int _ret = np_query_open(fd, c, info, _why, sizeof(_why)); \
+									\
+		if (_ret > 0)						\
+			SKIP(, "%s", _why);				\
+		else							\
+			ASSERT_EQ(0, _ret) TH_LOG("%s", _why);		\
+		_ret ? -1 : 0;						\
+	})
+
+/*
+ * A fixture @name with the device open for QUERY (fd, c, info); its setup
+ * sets the test file's static psz.
+ */
+#define NP_QUERY_FIXTURE(name)						\
+	FIXTURE(name)							\
+	{								\
+		int fd;							\
+		struct np_ctx c;					\
+		struct numaplace_info info;				\
+	};								\
+	FIXTURE_SETUP(name)						\
+	{								\
+		if (!NP_QUERY_SETUP(&self->fd, &self->c, &self->info))	\
+			psz = self->c.psz;				\
+	}								\
+	FIXTURE_TEARDOWN(name)						\
+	{								\
+		if (self->fd >= 0)					\
+			close(self->fd);				\
+	}
+
+/* A first node with memory other than @node, or -1. */
+int np_other_node(const struct numaplace_info *info, int node);
+
+/* Write (a byte of) page @i of @base; read one. */
+void np_write_page(char *base, size_t i);
+void np_read_page(char *base, size_t i);
+
+/* The addresses of pages [0, n) of @base. */
+void np_fill_addrs(__u64 *addrs, const char *base, size_t n);
+
+/* The syscall's answer for one address of the caller. */
+int np_sys_one(const void *addr);
+
+/*
+ * Every page of [start, start + n pages) of the caller is answered
+ * @status in the default mode and its run kind has all of @kinds.
+ * Returns the number of pages that are not.
+ */
+int np_expect_kind(int fd, unsigned long start, size_t n, __u32 kinds,
+		   int status);
+
+/* The model's NPW_* for one address of the caller, or 0. */
+unsigned int np_what(const void *addr);
+
+/* 0 when THP is "never" in this kernel: only then may no THP form. */
+int np_thp_on(void);
+
+/* A PMD-mapped THP at @p, unless THP is off. */
+#define NP_NEED_PMD(p)							\
+	do {								\
+		if (np_what(p) & NPW_PMD)				\
+			break;						\
+		if (!np_thp_on())					\
+			SKIP(return, "THP is disabled");		\
+		ASSERT_TRUE(0) TH_LOG("no PMD-mapped THP at %p", p);	\
+	} while (0)
+
+/* Move @n pages of @base from page @first by @step to @node: pages left. */
+int np_move(char *base, size_t first, size_t n, size_t step, int node);
+
+/* An unlinked tmpfs file under /tmp of @pages pages; fd or -1. */
+int np_tmpfile(size_t pages);
+
+/* Write 64 bytes at page @i of file @fd. 0 or -1. */
+int np_pwrite_page(int fd, size_t i);
+
+/*
+ * A mixed region of many runs: anon written/untouched/zero, pages moved
+ * to @other (if >= 0), PROT_NONE, a hole, and a PMD THP. Returns its
+ * start; its pages in *npages.
+ */
+char *np_mixed_region(size_t *npages, int other);
+
 #endif /* NP_TEST_H */

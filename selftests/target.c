@@ -12,7 +12,6 @@
  */
 #include <limits.h>
 #include <linux/mempolicy.h>
-#include <grp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -22,12 +21,12 @@
 #include <time.h>
 
 #include "np_test.h"
+#include "migrate_lib.h"
 #include "kselftest_harness.h"
 
 #define NP_NOBODY		65534
 #define NP_MODULE_PATH		"/usr/lib/numaplace/numaplace.ko"
 #define NP_MODULE_PARAM		"/sys/module/numaplace/parameters/simulate_ibt"
-#define NP_PMD			(2UL << 20)
 /* The target's layout: 64 pages of 4 KiB kinds, then one THP. */
 #define NP_SMALL_PAGES		64
 #define NP_TARGET_PAGES		(NP_SMALL_PAGES + NP_PMD / 4096)
@@ -52,30 +51,6 @@ struct np_shared {
 	int fd_sent;
 };
 
-static int np_drop_to(uid_t uid)
-{
-	if (setgroups(0, NULL) || setresgid(uid, uid, uid) ||
-	    setresuid(uid, uid, uid))
-		return -errno;
-	return 0;
-}
-
-static char *np_map(size_t len, int thp)
-{
-	char *raw, *p;
-
-	raw = mmap(NULL, len + NP_PMD, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (raw == MAP_FAILED)
-		return NULL;
-	p = (char *)(((uintptr_t)raw + NP_PMD - 1) & ~(NP_PMD - 1));
-	if (p > raw)
-		munmap(raw, p - raw);
-	munmap(p + len, raw + NP_PMD - p);
-	madvise(p, len, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
-	return p;
-}
-
 /*
  * The layout a target builds: written, zero, never touched and moved
  * 4 KiB pages, some PROT_NONE, then a PMD-mapped THP. Returns its start.
@@ -83,7 +58,7 @@ static char *np_map(size_t len, int thp)
  */
 static char *np_layout(void)
 {
-	char *p = np_map(2 * NP_PMD, 0);
+	char *p = np_pmd_map(2 * NP_PMD, 0);
 	__u64 moved[NP_SMALL_PAGES / 4];
 	int nodes[NP_SMALL_PAGES / 4], st[NP_SMALL_PAGES / 4];
 
@@ -246,19 +221,12 @@ FIXTURE(target)
 FIXTURE_SETUP(target)
 {
 	self->sh = MAP_FAILED;
-	self->fd = np_open();
-	if (self->fd == -ENOENT)
-		SKIP(return, "no " NUMAPLACE_DEVICE " (module not loaded)");
-	ASSERT_GE(self->fd, 0);
-	ASSERT_EQ(0, np_get_info(self->fd, &self->info));
-	if (!(self->info.features & NUMAPLACE_FEAT_QUERY))
-		SKIP(return, "module has no NUMAPLACE_FEAT_QUERY");
+	if (NP_QUERY_SETUP(&self->fd, &self->c, &self->info))
+		return;
 	if (geteuid())
 		SKIP(return, "needs root: it changes uids and reads PFNs");
-	ASSERT_EQ(0, np_ctx_init(&self->c, self->fd, 0));
 	psz = self->c.psz;
 	self->exact = !!(self->info.features & NUMAPLACE_FEAT_PTRACE_EXACT);
-	np_write_str("/proc/sys/kernel/numa_balancing", "0");
 	self->sh = mmap(NULL, sizeof(*self->sh), PROT_READ | PROT_WRITE,
 			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, self->sh);
@@ -499,17 +467,6 @@ TEST_F(target, kthread)
 	ASSERT_EQ(0, np_probe_as(NP_NOBODY, -1, 2, self->sh));
 	EXPECT_EQ(r->sys_ret, r->array_ret);
 	EXPECT_EQ(r->sys_ret, r->range_ret);
-}
-
-static int np_proc_state(pid_t pid)
-{
-	char path[64], buf[512], *p;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	if (np_read_str(path, buf, sizeof(buf)))
-		return 0;
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' ? p[2] : 0;
 }
 
 /* A zombie has no mm: -EINVAL, as the syscall. */

@@ -1,0 +1,653 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * NUMAPLACE_IOC_QUERY's ABI: counts and lengths at their edges and past
+ * them, unaligned, tagged and kernel addresses, every bad user pointer,
+ * arrays that end on unmapped memory, the struct's size rules, unknown
+ * flags, reserved fields, the runs buffer's rules and output fields
+ * that must be ignored on input. The answers themselves are query.c's.
+ */
+#include <limits.h>
+#include <linux/mempolicy.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "np_test.h"
+#include "migrate_lib.h"
+#include "kselftest_harness.h"
+
+/* A huge count: far past any buffer, far from overflowing count * 8. */
+#define NP_HUGE_COUNT	(1ULL << 40)
+
+static long psz;
+
+/* The ABI and bad input. */
+NP_QUERY_FIXTURE(query);
+
+TEST_F(query, count_edges)
+{
+	NP_SKIPPED();
+	static const size_t counts[] = { 1, 15, 16, 17, 31, 32, 33 };
+	size_t n = 0;
+	char *p = np_mixed_region(&n, np_other_node(&self->info, 0));
+	__u64 addrs[64];
+	char label[32];
+
+	if (geteuid())
+		SKIP(return, "the /proc model needs root");
+	ASSERT_NE(NULL, p);
+	for (size_t i = 0; i < 64; i++)
+		addrs[i] = (uintptr_t)p + ((i * 7) % 64) * psz + i;
+	for (size_t i = 0; i < ARRAY_SIZE(counts); i++) {
+		snprintf(label, sizeof(label), "count %zu", counts[i]);
+		EXPECT_EQ(0, np_check_addrs(&self->c, label, addrs, counts[i]));
+		EXPECT_EQ(0, np_check_range(&self->c, label,
+					    (uintptr_t)p + 30 * psz,
+					    counts[i], NULL));
+	}
+}
+
+/* len 0 and count 0 answer nothing, successfully. */
+TEST_F(query, zero_len_and_count)
+{
+	NP_SKIPPED();
+	__u64 np[NUMAPLACE_MAX_NODES], addr = (uintptr_t)&addr;
+	struct numaplace_run runs[2];
+	struct numaplace_query q;
+	__s32 st[2] = { NP_SENTINEL, NP_SENTINEL };
+
+	for (int f = 0; f < 2; f++) {
+		__u32 flags = f ? NUMAPLACE_QUERY_AS_SYSCALL : 0;
+
+		memset(np, 0xa5, sizeof(np));
+		ASSERT_EQ(0, np_query_range(self->fd, 0, flags, addr, 0, runs, 2,
+					    st, np, self->c.nr_nodes, &q));
+		EXPECT_EQ(0, q.done);
+		EXPECT_EQ(0, q.nr_runs);
+		EXPECT_EQ(0, q.nr_unplaced);
+		EXPECT_EQ(NP_SENTINEL, st[0]);
+		for (__u32 i = 0; i < self->c.nr_nodes; i++) {
+			EXPECT_EQ(0, np[i]) TH_LOG("node %u", i);
+		}
+		ASSERT_EQ(0, np_query_range(self->fd, 0, flags, 0, 0, NULL, 0,
+					    NULL, NULL, 0, &q));
+		EXPECT_EQ(0, q.done);
+		ASSERT_EQ(0, np_query_array(self->fd, 0, flags, NULL, 0, NULL,
+					    NULL, 0, &q));
+		EXPECT_EQ(0, q.done);
+		ASSERT_EQ(0, np_query_array(self->fd, 0, flags, &addr, 0, st,
+					    np, self->c.nr_nodes, &q));
+		EXPECT_EQ(0, q.done);
+		EXPECT_EQ(0, q.nr_unplaced);
+		EXPECT_EQ(NP_SENTINEL, st[0]);
+	}
+	/* The syscall agrees that nothing is fine. */
+	EXPECT_EQ(0, np_sys_move_pages(0, 0, NULL, NULL, NULL, 0));
+}
+
+/*
+ * A guarded buffer: @nb bytes ending exactly at a PROT_NONE page.
+ * Returns the start of the bytes; the mapping goes to map, maplen.
+ */
+static void *np_guarded(size_t nb, char **map, size_t *maplen)
+{
+	size_t len = ((nb + psz - 1) / psz + 1) * psz;
+	char *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (m == MAP_FAILED)
+		return NULL;
+	if (mprotect(m + len - psz, psz, PROT_NONE)) {
+		munmap(m, len);
+		return NULL;
+	}
+	*map = m;
+	*maplen = len;
+	return m + len - psz - nb;
+}
+
+/* A count far past the array: -EFAULT, like the syscall, no stray write. */
+TEST_F(query, count_huge)
+{
+	NP_SKIPPED();
+	const size_t n = 40, canary = 8;
+	char *pm, *sm, *rm;
+	size_t pl, sl, rl;
+	__u64 *pages = np_guarded(n * 8, &pm, &pl);
+	__s32 *st = np_guarded((n + canary) * 4, &sm, &sl);
+	struct numaplace_run *runs = np_guarded(4 * sizeof(*runs), &rm, &rl);
+	static const __u64 counts[] = { NP_HUGE_COUNT, 1ULL << 61, ~0ULL };
+	__u64 np[NUMAPLACE_MAX_NODES];
+	char *p = np_pmd_map(16 * psz, 0);
+	struct numaplace_query q;
+
+	ASSERT_NE(NULL, pages);
+	ASSERT_NE(NULL, st);
+	ASSERT_NE(NULL, runs);
+	ASSERT_NE(NULL, p);
+	for (size_t i = 0; i < 16; i++)
+		np_write_page(p, i);
+	for (size_t i = 0; i < n; i++)
+		pages[i] = (uintptr_t)p + (i % 16) * psz;
+	for (size_t c = 0; c < ARRAY_SIZE(counts); c++) {
+		for (int f = 0; f < 2; f++) {
+			__u32 flags = f ? NUMAPLACE_QUERY_AS_SYSCALL : 0;
+			int ret;
+
+			for (size_t i = 0; i < n + canary; i++)
+				st[i] = NP_SENTINEL;
+			ret = np_query_array(self->fd, 0, flags, pages,
+					     counts[c], st, np,
+					     self->c.nr_nodes, &q);
+			/* count * 8 wraps past 1 << 61: -EINVAL is fair. */
+			if (counts[c] >= 1ULL << 61 && ret == -EINVAL)
+				ret = -EFAULT;
+			EXPECT_EQ(-EFAULT, ret) TH_LOG("count %#llx",
+						       (unsigned long long)counts[c]);
+			for (size_t i = n; i < n + canary; i++) {
+				EXPECT_EQ(NP_SENTINEL, st[i])
+					TH_LOG("count %#llx: status[%zu] written",
+					       (unsigned long long)counts[c], i);
+			}
+			ret = np_query_array(self->fd, 0, flags, pages,
+					     counts[c], NULL, np,
+					     self->c.nr_nodes, &q);
+			if (counts[c] >= 1ULL << 61 && ret == -EINVAL)
+				ret = -EFAULT;
+			EXPECT_EQ(-EFAULT, ret);
+		}
+		EXPECT_EQ(-EFAULT, np_sys_move_pages(0, counts[c], pages, NULL,
+						     st, 0));
+	}
+
+	/* A huge range: the status buffer ends first. */
+	st = np_guarded(n * 4, &sm, &sl);
+	ASSERT_NE(NULL, st);
+	EXPECT_EQ(-EFAULT, np_query_range(self->fd, 0, 0, (uintptr_t)p,
+					  NP_HUGE_COUNT * psz, NULL, 0, st,
+					  NULL, 0, &q));
+	/* A huge range with a tiny runs buffer: the runs end it, quickly. */
+	ASSERT_EQ(0, np_query_range(self->fd, 0, 0, (uintptr_t)p,
+				    NP_HUGE_COUNT * psz, runs, 4, NULL, NULL,
+				    0, &q));
+	EXPECT_EQ(4, q.nr_runs);
+	EXPECT_GT(q.done, 0);
+	EXPECT_LT(q.done, NP_HUGE_COUNT);
+}
+
+/* start + len that wraps: -EINVAL. High ranges that do not: -EFAULT. */
+TEST_F(query, len_overflow)
+{
+	NP_SKIPPED();
+	static const struct { __u64 start, len; } wrap[] = {
+		{ -4096ULL, 8192 },
+		{ 4096, ~0ULL },
+		{ 1ULL << 63, 1ULL << 63 },
+		{ -4096ULL, 4096 },
+		{ -4096ULL + 100, 4096 - 100 },
+		{ ~0ULL, 1 },
+	};
+	struct numaplace_run runs[4];
+	struct numaplace_query q;
+	__s32 st[4];
+	__u64 a[4];
+	int sys[4];
+
+	for (size_t i = 0; i < ARRAY_SIZE(wrap); i++) {
+		EXPECT_EQ(-EINVAL, np_query_range(self->fd, 0, 0,
+						  wrap[i].start, wrap[i].len,
+						  NULL, 0, st, NULL, 0, &q))
+			TH_LOG("start %#llx len %#llx",
+			       (unsigned long long)wrap[i].start,
+			       (unsigned long long)wrap[i].len);
+	}
+	/* The last pages below the top: no VMA, answered like the syscall. */
+	for (int i = 0; i < 4; i++)
+		a[i] = -4ULL * 4096 - 4096 + i * 4096;
+	ASSERT_EQ(0, np_sys_query(0, 4, a, sys));
+	ASSERT_EQ(0, np_query_range(self->fd, 0, 0, a[0], 4 * 4096, runs, 4,
+				    st, NULL, 0, &q));
+	EXPECT_EQ(4, q.done);
+	EXPECT_EQ(1, q.nr_runs);
+	EXPECT_TRUE(runs[0].kind & NUMAPLACE_KIND_NOVMA);
+	for (int i = 0; i < 4; i++) {
+		EXPECT_EQ(-EFAULT, sys[i]);
+		EXPECT_EQ(sys[i], st[i]) TH_LOG("page %d", i);
+	}
+}
+
+/* An unaligned start and len answer every page they touch (AS_SYSCALL). */
+TEST_F(query, unaligned_range)
+{
+	NP_SKIPPED();
+	static const struct { size_t off, len, pages; } cases[] = {
+		{ 100, 2 * 4096, 3 }, { 4095, 2, 2 }, { 1, 1, 1 },
+		{ 0, 1, 1 }, { 4095, 1, 1 }, { 0, 4097, 2 },
+	};
+	char *p = np_pmd_map(8 * psz, 0);
+	struct numaplace_run runs[8];
+	struct numaplace_query q;
+	__s32 st[8];
+
+	ASSERT_NE(NULL, p);
+	for (size_t i = 0; i < 8; i += 2)
+		np_write_page(p, i);
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		ASSERT_EQ(0, np_query_range(self->fd, 0,
+					    NUMAPLACE_QUERY_AS_SYSCALL,
+					    (uintptr_t)p + 2 * psz +
+					    cases[i].off, cases[i].len, runs,
+					    8, st, NULL, 0, &q));
+		EXPECT_EQ(cases[i].pages, q.done) TH_LOG("case %zu", i);
+		EXPECT_EQ((uintptr_t)p + 2 * psz, runs[0].start);
+		for (size_t j = 0; j < q.done && j < 8; j++) {
+			EXPECT_EQ(np_sys_one(p + (2 + j) * psz), st[j])
+				TH_LOG("case %zu page %zu", i, j);
+		}
+	}
+}
+
+/* Tagged addresses are not untagged: -EFAULT, as the syscall says. */
+TEST_F(query, tagged_addresses)
+{
+	NP_SKIPPED();
+	char *p = np_pmd_map(4 * psz, 0);
+	struct numaplace_query q;
+	__u64 a[16];
+	__s32 st[4];
+
+	if (geteuid())
+		SKIP(return, "the /proc model needs root");
+	ASSERT_NE(NULL, p);
+	for (size_t i = 0; i < 4; i++)
+		np_write_page(p, i);
+	for (size_t i = 0; i < 16; i++)
+		a[i] = ((uintptr_t)p + (i % 4) * psz + i) |
+		       (i < 8 ? 1ULL << (56 + i) : 0x3fULL << 57);
+	a[15] = (uintptr_t)p;	/* and one plain address */
+	EXPECT_EQ(0, np_check_addrs(&self->c, "tagged", a, 16));
+	for (int bit = 48; bit < 64; bit += 5) {
+		ASSERT_EQ(0, np_query_range(self->fd, 0, 0,
+					    (uintptr_t)p | (1ULL << bit),
+					    4 * psz, NULL, 0, st, NULL, 0, &q));
+		for (int i = 0; i < 4; i++) {
+			EXPECT_EQ(-EFAULT, st[i]) TH_LOG("bit %d page %d", bit, i);
+		}
+	}
+}
+
+/* Kernel addresses and the vsyscall page are no VMA of ours. */
+TEST_F(query, kernel_addresses)
+{
+	NP_SKIPPED();
+	__u64 a[] = {
+		0xffffffff81000000ULL, 0xffff888000000000ULL, -4096ULL,
+		0xffffffffff600000ULL, 0xffffffffff600400ULL,
+		NP_USER_TOP, NP_USER_TOP - 1, 0, 4095,
+	};
+
+	if (geteuid())
+		SKIP(return, "the /proc model needs root");
+	EXPECT_EQ(0, np_check_addrs(&self->c, "kernel addresses", a,
+				    ARRAY_SIZE(a)));
+}
+
+enum np_ptr { NP_PTR_NULL, NP_PTR_KERNEL, NP_PTR_UNMAPPED, NP_PTR_PROTNONE,
+	      NP_PTR_RDONLY, NP_PTR_MAX };
+
+static const char *const np_ptr_names[] = {
+	"NULL", "kernel", "unmapped", "PROT_NONE", "read-only",
+};
+
+/* A pointer of kind @k to @len bytes holding @src (read-only: a copy). */
+static void *np_bad_ptr(enum np_ptr k, const void *src, size_t len)
+{
+	char *m;
+
+	switch (k) {
+	case NP_PTR_NULL:
+		return NULL;
+	case NP_PTR_KERNEL:
+		return (void *)0xffff888000001000UL;
+	default:
+		break;
+	}
+	m = mmap(NULL, 4 * psz, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	if (src)
+		memcpy(m, src, len);
+	if (k == NP_PTR_UNMAPPED)
+		munmap(m, 4 * psz);
+	else
+		mprotect(m, 4 * psz, k == NP_PTR_PROTNONE ? PROT_NONE :
+			 PROT_READ);
+	return m;
+}
+
+/* Every user buffer, each kind of bad pointer: -EFAULT or "not asked". */
+TEST_F(query, bad_pointers)
+{
+	NP_SKIPPED();
+	char *p = np_pmd_map(8 * psz, 0);
+	__u64 addrs[8], np[NUMAPLACE_MAX_NODES];
+	struct numaplace_run runs[8];
+	struct numaplace_query q, *qp;
+	int sys[8];
+	__s32 st[8];
+
+	ASSERT_NE(NULL, p);
+	for (int i = 0; i < 8; i++) {
+		np_write_page(p, i);
+		addrs[i] = (uintptr_t)p + i * psz;
+	}
+	for (int k = 0; k < NP_PTR_MAX; k++) {
+		const char *name = np_ptr_names[k];
+		void *bad;
+		int ret;
+
+		/* The struct itself (read-only: the answer can't go back). */
+		np_query_range(self->fd, 0, 0, 0, 0, NULL, 0, NULL, NULL, 0,
+			       &q);
+		q.start = (uintptr_t)p;
+		q.len = 8 * psz;
+		qp = np_bad_ptr(k, &q, sizeof(q));
+		EXPECT_EQ(-EFAULT, np_query(self->fd, qp)) TH_LOG("struct %s", name);
+
+		/* pages[]: read-only is fine, the rest -EFAULT. */
+		bad = np_bad_ptr(k, addrs, sizeof(addrs));
+		for (int f = 0; f < 2; f++) {
+			ret = np_query_array(self->fd, 0,
+					     f ? NUMAPLACE_QUERY_AS_SYSCALL : 0,
+					     bad, 8, st, NULL, 0, &q);
+			EXPECT_EQ(k == NP_PTR_RDONLY ? 0 : -EFAULT, ret)
+				TH_LOG("pages %s", name);
+		}
+		EXPECT_EQ(k == NP_PTR_RDONLY ? 0 : -EFAULT,
+			  np_sys_move_pages(0, 8, bad, NULL, sys, 0))
+			TH_LOG("syscall pages %s", name);
+
+		/* status[]: NULL is "not asked", the rest -EFAULT. */
+		bad = np_bad_ptr(k, NULL, 0);
+		for (int f = 0; f < 2; f++) {
+			__u32 fl = f ? NUMAPLACE_QUERY_AS_SYSCALL : 0;
+
+			ret = np_query_array(self->fd, 0, fl, addrs, 8, bad,
+					     NULL, 0, &q);
+			EXPECT_EQ(k == NP_PTR_NULL ? 0 : -EFAULT, ret)
+				TH_LOG("array status %s", name);
+			ret = np_query_range(self->fd, 0, fl, (uintptr_t)p,
+					     8 * psz, NULL, 0, bad, NULL, 0,
+					     &q);
+			EXPECT_EQ(k == NP_PTR_NULL ? 0 : -EFAULT, ret)
+				TH_LOG("range status %s", name);
+		}
+		if (k != NP_PTR_NULL) {
+			EXPECT_EQ(-EFAULT,
+				  np_sys_move_pages(0, 8, addrs, NULL, bad, 0))
+				TH_LOG("syscall status %s", name);
+		}
+
+		/* runs[] (NULL: cap 0, "not asked"). */
+		ret = np_query_range(self->fd, 0, 0, (uintptr_t)p, 8 * psz,
+				     bad, k == NP_PTR_NULL ? 0 : 8, NULL, NULL,
+				     0, &q);
+		EXPECT_EQ(k == NP_PTR_NULL ? 0 : -EFAULT, ret)
+			TH_LOG("runs %s", name);
+
+		/* node_pages[] (NULL: length 0, "not asked"). */
+		for (int f = 0; f < 2; f++) {
+			__u32 len = k == NP_PTR_NULL ? 0 : self->c.nr_nodes;
+
+			ret = f ? np_query_array(self->fd, 0, 0, addrs, 8, st,
+						 bad, len, &q) :
+				  np_query_range(self->fd, 0, 0, (uintptr_t)p,
+						 8 * psz, runs, 8, st, bad,
+						 len, &q);
+			EXPECT_EQ(k == NP_PTR_NULL ? 0 : -EFAULT, ret)
+				TH_LOG("node_pages %s (%s mode)", name,
+				       f ? "array" : "range");
+		}
+	}
+	/* All well again. */
+	EXPECT_EQ(0, np_query_range(self->fd, 0, 0, (uintptr_t)p, 8 * psz,
+				    runs, 8, st, np, self->c.nr_nodes, &q));
+}
+
+/* Buffers that end on an unmapped page: exact fits work, one more faults. */
+TEST_F(query, arrays_end_on_unmapped)
+{
+	NP_SKIPPED();
+	const size_t n = 20;
+	char *p = np_pmd_map(n * psz, 0), *m;
+	size_t ml;
+	__u64 *pages, big[32], *np;
+	struct numaplace_run *runs;
+	struct numaplace_query q;
+	int sys[32];
+	__s32 *st, sbig[32];
+
+	ASSERT_NE(NULL, p);
+	for (size_t i = 0; i < n; i += 2)
+		np_write_page(p, i);
+	for (size_t i = 0; i < 32; i++)
+		big[i] = (uintptr_t)p + (i % n) * psz;
+
+	/* pages[] */
+	pages = np_guarded(n * 8, &m, &ml);
+	ASSERT_NE(NULL, pages);
+	memcpy(pages, big, n * 8);
+	EXPECT_EQ(0, np_query_array(self->fd, 0, 0, pages, n, sbig, NULL, 0,
+				    &q));
+	EXPECT_EQ(n, q.done);
+	EXPECT_EQ(-EFAULT, np_query_array(self->fd, 0, 0, pages, n + 1, sbig,
+					  NULL, 0, &q));
+	EXPECT_EQ(-EFAULT, np_sys_move_pages(0, n + 1, pages, NULL, sys, 0));
+	EXPECT_EQ(0, np_sys_move_pages(0, n, pages, NULL, sys, 0));
+
+	/* status[], both modes */
+	st = np_guarded(n * 4, &m, &ml);
+	ASSERT_NE(NULL, st);
+	EXPECT_EQ(0, np_query_array(self->fd, 0, 0, big, n, st, NULL, 0, &q));
+	EXPECT_EQ(-EFAULT, np_query_array(self->fd, 0, 0, big, n + 1, st,
+					  NULL, 0, &q));
+	EXPECT_EQ(0, np_query_range(self->fd, 0, 0, (uintptr_t)p, n * psz,
+				    NULL, 0, st, NULL, 0, &q));
+	EXPECT_EQ(-EFAULT, np_query_range(self->fd, 0, 0, (uintptr_t)p,
+					  (n + 1) * psz, NULL, 0, st, NULL, 0,
+					  &q));
+	EXPECT_EQ(-EFAULT, np_sys_move_pages(0, n + 1, big, NULL, st, 0));
+
+	/* runs[]: 20 alternating pages need 20 runs. */
+	runs = np_guarded(4 * sizeof(*runs), &m, &ml);
+	ASSERT_NE(NULL, runs);
+	EXPECT_EQ(0, np_query_range(self->fd, 0, 0, (uintptr_t)p, n * psz,
+				    runs, 4, NULL, NULL, 0, &q));
+	EXPECT_EQ(4, q.nr_runs);
+	EXPECT_EQ(4, q.done);
+	EXPECT_EQ(-EFAULT, np_query_range(self->fd, 0, 0, (uintptr_t)p,
+					  n * psz, runs, 5, NULL, NULL, 0,
+					  &q));
+
+	/* node_pages[]: every entry is written. */
+	np = np_guarded(self->c.nr_nodes * 8, &m, &ml);
+	ASSERT_NE(NULL, np);
+	EXPECT_EQ(0, np_query_range(self->fd, 0, 0, (uintptr_t)p, n * psz,
+				    NULL, 0, NULL, np, self->c.nr_nodes, &q));
+	EXPECT_EQ(-EFAULT, np_query_range(self->fd, 0, 0, (uintptr_t)p,
+					  n * psz, NULL, 0, NULL, np + 1,
+					  self->c.nr_nodes, &q));
+}
+
+/* Struct sizes: short -EINVAL, long with a zero tail fine, else -E2BIG. */
+TEST_F(query, struct_size)
+{
+	NP_SKIPPED();
+	static const __u32 shorts[] = { 0, 4, 8, 16, 64,
+					NUMAPLACE_QUERY_SIZE_VER0 - 8,
+					NUMAPLACE_QUERY_SIZE_VER0 - 1 };
+	/* Longer than the module knows, within a page (larger is -E2BIG). */
+	size_t len = sizeof(struct numaplace_query) + 1024;
+	char *buf = calloc(1, len + 64);
+	struct numaplace_query *q = (void *)buf;
+	char *p = np_pmd_map(4 * psz, 0);
+	__s32 st[4];
+
+	ASSERT_NE(NULL, buf);
+	ASSERT_NE(NULL, p);
+	np_write_page(p, 1);
+	for (size_t i = 0; i < ARRAY_SIZE(shorts); i++) {
+		np_query_range(self->fd, 0, 0, 0, 0, NULL, 0, NULL, NULL, 0, q);
+		q->size = shorts[i];
+		q->start = (uintptr_t)p;
+		q->len = 4 * psz;
+		EXPECT_EQ(-EINVAL, np_query(self->fd, q))
+			TH_LOG("size %u", shorts[i]);
+	}
+
+	/* VER0 exactly: answered, nothing written past it. */
+	memset(buf, 0xa5, len + 64);
+	memset(buf, 0, NUMAPLACE_QUERY_SIZE_VER0);
+	q->size = NUMAPLACE_QUERY_SIZE_VER0;
+	q->start = (uintptr_t)p;
+	q->len = 4 * psz;
+	q->status_ptr = (uintptr_t)st;
+	ASSERT_EQ(0, np_query(self->fd, q));
+	EXPECT_EQ(4, q->done);
+	EXPECT_EQ(np_sys_one(p + psz), st[1]);
+	EXPECT_EQ(NUMAPLACE_QUERY_SIZE_VER0, q->size);
+	EXPECT_TRUE(np_all_bytes(buf + NUMAPLACE_QUERY_SIZE_VER0, 64, 0xa5));
+
+	/* Longer, zero tail: fine, and the module says its own size. */
+	memset(buf, 0, len);
+	q->size = len;
+	q->start = (uintptr_t)p;
+	q->len = 4 * psz;
+	ASSERT_EQ(0, np_query(self->fd, q));
+	EXPECT_EQ(sizeof(struct numaplace_query), q->size);
+	EXPECT_EQ(4, q->done);
+	EXPECT_TRUE(np_all_bytes(buf + sizeof(*q), len - sizeof(*q), 0));
+
+	/* Non-zero tail: -E2BIG. */
+	for (size_t at = sizeof(*q); at < len; at += 1021) {
+		memset(buf, 0, len);
+		q->size = len;
+		buf[at] = 1;
+		EXPECT_EQ(-E2BIG, np_query(self->fd, q)) TH_LOG("byte %zu", at);
+	}
+	free(buf);
+}
+
+TEST_F(query, unknown_flags)
+{
+	NP_SKIPPED();
+	struct numaplace_query q;
+	__u64 a = (uintptr_t)&q;
+	__s32 st;
+
+	for (int bit = 2; bit < 32; bit++) {
+		np_query_init(&q, 0, 1U << bit);
+		q.start = a;
+		q.len = 1;
+		EXPECT_EQ(-EINVAL, np_query(self->fd, &q)) TH_LOG("bit %d", bit);
+		np_query_init(&q, 0, (1U << bit) | NUMAPLACE_QUERY_PAGES |
+				     NUMAPLACE_QUERY_AS_SYSCALL);
+		q.pages_ptr = (uintptr_t)&a;
+		q.count = 1;
+		q.status_ptr = (uintptr_t)&st;
+		EXPECT_EQ(-EINVAL, np_query(self->fd, &q)) TH_LOG("bit %d", bit);
+	}
+	/* Known flags alone are fine. */
+	EXPECT_EQ(0, np_query_array(self->fd, 0, NUMAPLACE_QUERY_AS_SYSCALL,
+				    &a, 1, &st, NULL, 0, &q));
+}
+
+TEST_F(query, reserved_nonzero)
+{
+	NP_SKIPPED();
+	struct numaplace_query q;
+	__u64 a = (uintptr_t)&q;
+
+#define NP_RESERVED_CASE(field, val)					\
+	do {								\
+		np_query_init(&q, 0, 0);				\
+		q.start = a;						\
+		q.len = 1;						\
+		q.field = val;						\
+		EXPECT_EQ(-EINVAL, np_query(self->fd, &q))		\
+			TH_LOG(#field);					\
+	} while (0)
+	NP_RESERVED_CASE(reserved0, 1);
+	NP_RESERVED_CASE(reserved0, 1U << 31);
+	NP_RESERVED_CASE(reserved1, 1);
+	NP_RESERVED_CASE(reserved[0], 1);
+	NP_RESERVED_CASE(reserved[1], 1ULL << 63);
+	NP_RESERVED_CASE(reserved[2], 1);
+	NP_RESERVED_CASE(reserved[3], 1ULL << 32);
+#undef NP_RESERVED_CASE
+	np_query_init(&q, 0, 0);
+	q.start = a;
+	q.len = 1;
+	EXPECT_EQ(0, np_query(self->fd, &q));
+}
+
+/* runs are for range mode; a runs buffer needs a capacity. */
+TEST_F(query, runs_rules)
+{
+	NP_SKIPPED();
+	struct numaplace_run runs[4];
+	struct numaplace_query q;
+	__u64 a = (uintptr_t)&q;
+	__s32 st;
+
+	np_query_init(&q, 0, NUMAPLACE_QUERY_PAGES);
+	q.pages_ptr = (uintptr_t)&a;
+	q.count = 1;
+	q.status_ptr = (uintptr_t)&st;
+	q.runs_ptr = (uintptr_t)runs;
+	q.runs_cap = 4;
+	EXPECT_EQ(-EINVAL, np_query(self->fd, &q));
+	q.runs_cap = 0;
+	EXPECT_EQ(-EINVAL, np_query(self->fd, &q));
+
+	np_query_init(&q, 0, 0);
+	q.start = a;
+	q.len = 1;
+	q.runs_ptr = (uintptr_t)runs;
+	q.runs_cap = 0;
+	EXPECT_EQ(-EINVAL, np_query(self->fd, &q));
+	q.runs_cap = 1;
+	EXPECT_EQ(0, np_query(self->fd, &q));
+	EXPECT_EQ(1, q.nr_runs);
+	EXPECT_EQ(1, q.done);
+}
+
+/* done, nr_runs, nr_unplaced are outputs: what comes in is ignored. */
+TEST_F(query, out_fields_ignored)
+{
+	NP_SKIPPED();
+	char *p = np_pmd_map(4 * psz, 0);
+	struct numaplace_run runs[4];
+	struct numaplace_query q;
+
+	ASSERT_NE(NULL, p);
+	np_write_page(p, 0);
+	np_query_init(&q, 0, 0);
+	q.start = (uintptr_t)p;
+	q.len = 4 * psz;
+	q.runs_ptr = (uintptr_t)runs;
+	q.runs_cap = 4;
+	q.nr_runs = 77;
+	q.done = ~0ULL;
+	q.nr_unplaced = 12345;
+	ASSERT_EQ(0, np_query(self->fd, &q));
+	EXPECT_EQ(4, q.done);
+	EXPECT_EQ(2, q.nr_runs);
+	EXPECT_EQ(3, q.nr_unplaced);
+}
+
+NP_HARNESS_MAIN
