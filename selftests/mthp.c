@@ -249,6 +249,24 @@ static size_t np_mthp_check(struct __test_metadata *_metadata,
 	return off + words + folios;
 }
 
+/*
+ * Numaplace's buffer and the syscall's, identical: the premise of every
+ * comparison is that the kernel gave both 64 KiB folios, on node 0 (an
+ * ASSERT ends the test otherwise).
+ */
+static void np_mthp_two_buffers(struct __test_metadata *_metadata,
+				FIXTURE_DATA(mthp) *self)
+{
+	self->a = np_mthp_buffer();
+	self->b = np_mthp_buffer();
+	ASSERT_NE(NULL, self->a);
+	ASSERT_NE(NULL, self->b);
+	ASSERT_EQ(0, np_mthp_check(_metadata, self, self->a, 0,
+				   "numaplace's buffer before"));
+	ASSERT_EQ(0, np_mthp_check(_metadata, self, self->b, 0,
+				   "the syscall's buffer before"));
+}
+
 TEST_F(mthp, migrate_keeps_64k)
 {
 	const int nodes_one = 1;
@@ -259,15 +277,7 @@ TEST_F(mthp, migrate_keeps_64k)
 	int *nodes, *sys;
 	size_t i, bad = 0;
 
-	self->a = np_mthp_buffer();
-	self->b = np_mthp_buffer();
-	ASSERT_NE(NULL, self->a);
-	ASSERT_NE(NULL, self->b);
-	/* The premise: the kernel gave 64 KiB folios, on node 0. */
-	ASSERT_EQ(0, np_mthp_check(_metadata, self, self->a, 0,
-				   "numaplace's buffer before"));
-	ASSERT_EQ(0, np_mthp_check(_metadata, self, self->b, 0,
-				   "the syscall's buffer before"));
+	np_mthp_two_buffers(_metadata, self);
 
 	st = calloc(self->pages, sizeof(*st));
 	addrs = calloc(self->pages, sizeof(*addrs));
@@ -387,14 +397,7 @@ TEST_F(mthp, migrate_again_as_syscall)
 	size_t whole_np, whole_sys;
 	struct numaplace_migrate m;
 
-	self->a = np_mthp_buffer();
-	self->b = np_mthp_buffer();
-	ASSERT_NE(NULL, self->a);
-	ASSERT_NE(NULL, self->b);
-	ASSERT_EQ(0, np_mthp_check(_metadata, self, self->a, 0,
-				   "numaplace's buffer before"));
-	ASSERT_EQ(0, np_mthp_check(_metadata, self, self->b, 0,
-				   "the syscall's buffer before"));
+	np_mthp_two_buffers(_metadata, self);
 	/* First moves, to node 1: whole, as migrate_keeps_64k checks. */
 	ASSERT_EQ(0, np_mthp_move(self, variant->flags, self->a, 1, &m));
 	ASSERT_EQ(0, np_mthp_sys_move(self, self->b, 1));
