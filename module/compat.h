@@ -248,6 +248,32 @@ typedef int np_isolate_lru_t(struct folio *folio);
 	})
 #endif
 
+/*
+ * Will migrate_pages() split @folio before it tries to move it? v6.10
+ * "mm/migrate: split source folio if it is on deferred split list", as
+ * narrowed by v6.12 "mm: introduce a pageflag for partially mapped
+ * folios": migrate_pages_batch() splits a folio of order above 1 that is
+ * on the deferred split queue and flagged partially mapped, and migrates
+ * its pieces (6.12.117 mm/migrate.c:1775, 7.3.4 mm/migrate.c:1868; the
+ * same racy list read as there). 6.1's migrate_pages() splits no folio
+ * for that reason. Feature test: the flag in <linux/page-flags.h>
+ * (Kbuild).
+ */
+#ifdef NP_HAVE_FOLIO_PARTIALLY_MAPPED
+static inline bool np_migrate_splits_first(struct folio *folio)
+{
+	return folio_order(folio) > 1 &&
+	       /* Unlocked, as migrate_pages_batch() reads it: only a hint. */
+	       !data_race(list_empty(&folio->_deferred_list)) &&
+	       folio_test_partially_mapped(folio);
+}
+#else
+static inline bool np_migrate_splits_first(struct folio *folio)
+{
+	return false;
+}
+#endif
+
 /* mm/internal.h's struct migration_target_control, as each version has it. */
 struct np_mtc {
 	int nid;

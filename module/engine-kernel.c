@@ -104,6 +104,22 @@ struct np_kernel_call {
 	} recent[NP_KERNEL_RECENT];
 };
 
+/*
+ * Is a destination for @src worth allocating ahead? Large folios only (a
+ * small one is allocated on demand as fast), not hugetlb (its own pool),
+ * and not one that migrate_pages() splits before it moves it (compat.h
+ * np_migrate_splits_first()): its pieces get order-0 destinations on
+ * demand, and a large one allocated (and zeroed) for it would only be
+ * freed again. The kernel's own migrate_pages() leaves every PTE-mapped
+ * large folio it moved in that state (Documentation/design.md, "Large
+ * folios"), so a second move of the same buffer meets nothing else.
+ */
+static bool np_prealloc_wants(struct folio *folio)
+{
+	return folio_test_large(folio) && !folio_test_hugetlb(folio) &&
+	       !np_migrate_splits_first(folio);
+}
+
 /* A preallocated destination for @src, or NULL. */
 static struct folio *np_prealloc_take(struct np_prealloc *p, struct folio *src)
 {
@@ -190,7 +206,7 @@ static struct np_prealloc *np_prealloc_begin(struct np_kernel_call *c,
 	unsigned int n = 0;
 
 	list_for_each_entry(folio, list, lru)
-		n += folio_test_large(folio) && !folio_test_hugetlb(folio);
+		n += np_prealloc_wants(folio);
 	if (!n)
 		return NULL;
 	p = kzalloc(sizeof(*p), GFP_KERNEL);
@@ -206,7 +222,7 @@ static struct np_prealloc *np_prealloc_begin(struct np_kernel_call *c,
 	}
 	p->mtc = &c->mtc;
 	list_for_each_entry(folio, list, lru)
-		if (folio_test_large(folio) && !folio_test_hugetlb(folio))
+		if (np_prealloc_wants(folio))
 			p->src[p->nr++] = folio;
 	np_par_run(p->nr, np_par_workers(p->nr, c->mtc.nid, 1), c->mtc.nid,
 		   np_prealloc_share, p);
@@ -248,7 +264,7 @@ static void np_prealloc_window(struct list_head *from, struct list_head *to)
 	unsigned long large = 0, nr;
 
 	list_for_each_entry_safe(folio, tmp, from, lru) {
-		if (folio_test_large(folio) && !folio_test_hugetlb(folio)) {
+		if (np_prealloc_wants(folio)) {
 			nr = folio_nr_pages(folio);
 			if (large && large + nr > NP_PREALLOC_WINDOW_PAGES)
 				break;

@@ -112,7 +112,7 @@ char *np_bench_map(size_t len, size_t align, int thp, const char *what,
 		return NULL;
 	}
 	buf = (char *)(((uintptr_t)*map + align - 1) & ~(uintptr_t)(align - 1));
-	if (madvise(buf, len, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE))
+	if (thp >= 0 && madvise(buf, len, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE))
 		fprintf(stderr, "bench %s: madvise: %s\n", what,
 			strerror(errno));
 	return buf;

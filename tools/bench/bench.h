@@ -29,7 +29,8 @@ long np_bench_smaps_thp_pages(const void *addr, size_t page_size);
 /*
  * An anonymous private mapping of @len bytes and @align more (*@map,
  * *@map_len): its @align-aligned @len bytes, advised MADV_HUGEPAGE when
- * @thp, else MADV_NOHUGEPAGE (a failed madvise is said, naming @what).
+ * @thp > 0, MADV_NOHUGEPAGE when 0 (which would keep mTHP out too), not
+ * advised when < 0 (a failed madvise is said, naming @what).
  * NULL, said, when the mmap fails.
  */
 char *np_bench_map(size_t len, size_t align, int thp, const char *what,

@@ -3,9 +3,17 @@
  * bench/migrate: how fast do 256 MiB of anonymous memory move from node 0
  * to node 1? move_pages(2) with a node list against numaplace's MIGRATE
  * (the default engine choice and each engine alone) and the
- * numaplace_move_pages() drop-in, on 4 KiB pages, on THPs and on 4 KiB
- * pages with per-page interleaved targets (0,1,0,1,...). A memcpy of the
- * same 256 MiB in this process is the reference.
+ * numaplace_move_pages() drop-in, on 4 KiB pages, on THPs, on 64 KiB mTHP
+ * (where the kernel has hugepages-64kB: 6.8+) and on 4 KiB pages with
+ * per-page interleaved targets (0,1,0,1,...). A memcpy of the same
+ * buffer in this process is the reference. --mib N moves N MiB instead.
+ *
+ * The mthp variant turns hugepages-64kB/enabled to "always" and PMD THP
+ * off for its runs (both put back), makes its buffer anew before every
+ * run (the kernel's migrate_pages() splits a 64 KiB folio it moved once
+ * when it moves it again, for the syscall as for numaplace:
+ * Documentation/design.md, "Large folios") and prints the kernel's
+ * hugepages-64kB/stats/split counter before and after each run.
  *
  * Before every timed run the buffer goes back to node 0 (untimed, and
  * checked), so every run moves the same pages. Runs alternate between
@@ -32,8 +40,12 @@
 #include "bench.h"
 #include "watches.h"
 
-/* The size of a pinned RDMA / KV-cache buffer. */
-#define NP_BUF_SIZE	(256UL << 20)
+/* The size of a pinned RDMA / KV-cache buffer; --mib N changes it. */
+#define NP_BUF_SIZE_DEFAULT	(256UL << 20)
+static size_t np_buf_size = NP_BUF_SIZE_DEFAULT;
+#define NP_BUF_SIZE	np_buf_size
+/* --mib: at least one PMD, at most what two 1 GiB guest nodes can hold. */
+#define NP_BUF_MIB_MAX	512
 /* x86-64 PMD (THP) size: every buffer is aligned to it. */
 #define NP_PMD_SIZE	(2UL << 20)
 /* A 256 MiB migration takes seconds in TCG: 3 rounds keep a kernel's
@@ -42,8 +54,9 @@
 #define NP_ROUNDS	3
 /* Rounds of this run: NP_ROUNDS, or --rounds N. */
 static int np_rounds = NP_ROUNDS;
-/* --method WORD / --variant NAME: only the methods whose name has WORD,
- * only that variant (to read the module's phase counters around one).
+/* --method WORD[,WORD] / --variant NAME: only the methods whose name
+ * has one of the words, only that variant (to read the module's phase
+ * counters around one).
  */
 static const char *np_only_method, *np_only_variant;
 /* The pages start on this node and move to the other one. */
@@ -57,18 +70,26 @@ static const char *np_only_method, *np_only_variant;
 enum np_variant_id {
 	NP_V_4K,
 	NP_V_THP,
+	NP_V_MTHP,
 	NP_V_INTERLEAVE,
 	NP_NR_VARIANTS,
 };
 
 static const struct {
 	const char *name;
-	int thp, interleave;
+	int thp, interleave, mthp;
 } np_variants[NP_NR_VARIANTS] = {
-	[NP_V_4K] = { "4k", 0, 0 },
-	[NP_V_THP] = { "thp", 1, 0 },
-	[NP_V_INTERLEAVE] = { "4k-ilv", 0, 1 },
+	[NP_V_4K] = { "4k", 0, 0, 0 },
+	[NP_V_THP] = { "thp", 1, 0, 0 },
+	[NP_V_MTHP] = { "mthp", 0, 0, 1 },
+	[NP_V_INTERLEAVE] = { "4k-ilv", 0, 1, 0 },
 };
+
+/* 64 KiB mTHP (the mthp variant) and PMD THP, per size. */
+#define NP_MTHP_ENABLED	"/sys/kernel/mm/transparent_hugepage/hugepages-64kB/enabled"
+#define NP_MTHP_SPLIT	"/sys/kernel/mm/transparent_hugepage/hugepages-64kB/stats/split"
+#define NP_MTHP_SIZE	(64UL << 10)
+#define NP_PMD_ENABLED	"/sys/kernel/mm/transparent_hugepage/hugepages-2048kB/enabled"
 
 enum np_method_id {
 	NP_M_MEMCPY,
@@ -117,9 +138,63 @@ struct np_result {
 	double best_ms[NP_NR_METHODS];
 	int err[NP_NR_METHODS];		/* errno, or EIO for a bad result */
 	unsigned int engines;		/* reported by default MIGRATE runs */
+	long splits[NP_NR_METHODS];	/* 64 KiB splits over its runs (mthp) */
 	size_t nr_moving;
 	long thp_pages, thp_min;
+	int skipped;			/* the kernel has no such folios */
 };
+
+/* A number from a sysfs file, or -1. */
+static long np_read_long(const char *path)
+{
+	long v = -1;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/*
+ * Write @val to THP setting @path, its old setting (the bracketed word)
+ * into @old (empty if it could not be read). 0 or -errno.
+ */
+static int np_thp_set(const char *path, const char *val, char *old,
+		      size_t len)
+{
+	char buf[128], *l, *r;
+	ssize_t n;
+	int fd, ret = 0;
+
+	old[0] = 0;
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	buf[n > 0 ? n : 0] = 0;
+	l = strchr(buf, '[');
+	r = l ? strchr(l, ']') : NULL;
+	if (r && (size_t)(r - l) < len) {
+		memcpy(old, l + 1, r - l - 1);
+		old[r - l - 1] = 0;
+	}
+	if (pwrite(fd, val, strlen(val), 0) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* Put a THP setting back (np_thp_set()'s @old). */
+static void np_thp_restore(const char *path, const char *old)
+{
+	char ignored[32];
+
+	if (old[0] && np_thp_set(path, old, ignored, sizeof(ignored)))
+		fprintf(stderr, "bench: restore %s: %s\n", path, strerror(errno));
+}
 
 /* INFO's features when the module can migrate, else 0. */
 static unsigned long long np_migrate_features;
@@ -259,12 +334,34 @@ static double np_copy_limit(unsigned int *cpus, double *zero, char *routine)
 	return gbps;
 }
 
+/* @name has one of the comma-separated words of --method. */
+static int np_method_named(const char *name)
+{
+	const char *w = np_only_method, *end;
+	char word[64];
+	size_t len;
+
+	for (; *w; w = *end ? end + 1 : end) {
+		end = strchr(w, ',');
+		if (!end)
+			end = w + strlen(w);
+		len = end - w;
+		if (!len || len >= sizeof(word))
+			continue;
+		memcpy(word, w, len);
+		word[len] = 0;
+		if (strstr(name, word))
+			return 1;
+	}
+	return 0;
+}
+
 /* The module can run method @m ("~0": any migration engine will do). */
 static int np_method_available(int m)
 {
 	unsigned long long f = np_methods[m].feature;
 
-	if (np_only_method && !strstr(np_methods[m].name, np_only_method))
+	if (np_only_method && !np_method_named(np_methods[m].name))
 		return 0;
 	if (!f)
 		return 1;
@@ -338,7 +435,9 @@ static int np_buffer_create(struct np_bench *b)
 
 	if (b->map)
 		munmap(b->map, b->map_len);
+	/* MADV_NOHUGEPAGE would keep 64 KiB mTHP out too: none for mthp. */
 	b->buf = np_bench_map(NP_BUF_SIZE, NP_PMD_SIZE,
+			      np_variants[b->variant].mthp ? -1 :
 			      np_variants[b->variant].thp,
 			      np_variants[b->variant].name, &b->map,
 			      &b->map_len);
@@ -448,6 +547,9 @@ static int np_reset(struct np_bench *b)
 	struct numaplace_migrate m;
 	long thp;
 
+	/* Fresh 64 KiB folios: a moved one is split when moved again. */
+	if (np_variants[b->variant].mthp && np_buffer_create(b))
+		return -1;
 	if (np_variants[b->variant].thp && b->thp_pages > 0) {
 		thp = np_bench_smaps_thp_pages(b->buf, b->page_size);
 		if (thp >= 0 && thp < b->thp_pages &&
@@ -484,7 +586,11 @@ done:
 static size_t np_compare_status(struct np_bench *b)
 {
 	size_t i, bad = 0, thp_second = 0;
-	size_t per_pmd = NP_PMD_SIZE / b->page_size;
+	/* Pages of one large folio of the variant, 0: base pages. */
+	size_t per_folio = np_variants[b->variant].thp ?
+			   NP_PMD_SIZE / b->page_size :
+			   np_variants[b->variant].mthp ?
+			   NP_MTHP_SIZE / b->page_size : 0;
 
 	if (b->ret_sys != b->ret_dropin || b->err_sys != b->err_dropin) {
 		printf("MISMATCH %s numaplace_move_pages(): returned %ld (%s), move_pages(2) %ld (%s)\n",
@@ -496,7 +602,7 @@ static size_t np_compare_status(struct np_bench *b)
 	for (i = 0; i < b->nr_pages; i++) {
 		if (b->st_sys[i] == b->st_dropin[i])
 			continue;
-		if (np_variants[b->variant].thp && i % per_pmd == 1 &&
+		if (per_folio && i % per_folio == 1 &&
 		    b->st_sys[i] == -EBUSY && b->st_dropin[i] == b->targets[i]) {
 			thp_second++;
 			continue;
@@ -507,7 +613,7 @@ static size_t np_compare_status(struct np_bench *b)
 			       b->st_dropin[i], b->st_sys[i]);
 	}
 	if (thp_second && !b->noted_thp_second) {
-		printf("  note: %zu second addresses of a THP: move_pages(2) -EBUSY, numaplace the node (documented)\n",
+		printf("  note: %zu second addresses of a large folio: move_pages(2) -EBUSY, numaplace the node (documented)\n",
 		       thp_second);
 		b->noted_thp_second = 1;
 	}
@@ -573,18 +679,30 @@ static void np_run_one(struct np_bench *b, struct np_result *res, int m,
 		       int round)
 {
 	double t0, ms;
-	long bad;
+	long bad, split;
 	int ret;
 
 	if (res->err[m] || !np_method_available(m))
+		return;
+	/* migrate_vma leaves PTE-mapped large folios: -EBUSY by design. */
+	if (np_variants[b->variant].mthp && m == NP_M_VMA)
 		return;
 	if (np_methods[m].migrates && np_reset(b)) {
 		res->err[m] = EIO;
 		return;
 	}
+	split = np_variants[b->variant].mthp ? np_read_long(NP_MTHP_SPLIT) : -1;
 	t0 = np_bench_now_ms();
 	ret = np_methods[m].fn(b, m);
 	ms = np_bench_now_ms() - t0;
+	if (split >= 0) {
+		long after = np_read_long(NP_MTHP_SPLIT);
+
+		printf("  %-6s round %d  %-28s 64 KiB split counter %ld -> %ld\n",
+		       np_variants[b->variant].name, round + 1,
+		       np_methods[m].name, split, after);
+		res->splits[m] += after - split;
+	}
 	if (ret) {
 		res->err[m] = -ret;
 		printf("bench %s: %s: %s\n", np_variants[b->variant].name,
@@ -615,12 +733,31 @@ static void np_run_one(struct np_bench *b, struct np_result *res, int m,
 
 static int np_bench_variant(int variant, struct np_result *res)
 {
+	char mthp_was[32] = "", pmd_was[32] = "";
 	struct np_bench b;
 	int r, i, m, ret = 0;
 
 	memset(res, 0, sizeof(*res));
 	for (m = 0; m < NP_NR_METHODS; m++)
 		res->best_ms[m] = INFINITY;
+	if (np_variants[variant].mthp) {
+		if (access(NP_MTHP_ENABLED, F_OK)) {
+			printf("variant %s: no %s on this kernel: skipped\n",
+			       np_variants[variant].name, NP_MTHP_ENABLED);
+			res->skipped = 1;
+			return 0;
+		}
+		/* Only 64 KiB folios: PMD THP off for the variant. */
+		if (np_thp_set(NP_MTHP_ENABLED, "always", mthp_was,
+			       sizeof(mthp_was)) ||
+		    np_thp_set(NP_PMD_ENABLED, "never", pmd_was,
+			       sizeof(pmd_was))) {
+			fprintf(stderr, "bench: mTHP settings: %s\n",
+				strerror(errno));
+			ret = -1;
+			goto out_thp;
+		}
+	}
 	if (np_bench_setup(&b, variant)) {
 		ret = -1;
 		goto out;
@@ -640,6 +777,9 @@ static int np_bench_variant(int variant, struct np_result *res)
 	res->thp_min = b.thp_min;
 out:
 	np_bench_teardown(&b);
+out_thp:
+	np_thp_restore(NP_PMD_ENABLED, pmd_was);
+	np_thp_restore(NP_MTHP_ENABLED, mthp_was);
 	return ret;
 }
 
@@ -723,6 +863,16 @@ static void np_print_table(const struct np_result *res)
 		}
 		printf("\n");
 	}
+	if (!res[NP_V_MTHP].skipped &&
+	    (!np_only_variant || !strcmp(np_only_variant, "mthp"))) {
+		printf("64 KiB splits (mthp, all runs):");
+		for (m = 0; m < NP_NR_METHODS; m++)
+			if (np_method_available(m) && np_methods[m].migrates &&
+			    m != NP_M_VMA)
+				printf(" %s %ld;", np_methods[m].name,
+				       res[NP_V_MTHP].splits[m]);
+		printf("\n");
+	}
 	if (!np_migrate_features)
 		return;
 	printf("%-32s", "engines of MIGRATE (default)");
@@ -758,8 +908,17 @@ int main(int argc, char **argv)
 			np_only_method = argv[++a];
 		} else if (!strcmp(argv[a], "--variant") && a + 1 < argc) {
 			np_only_variant = argv[++a];
+		} else if (!strcmp(argv[a], "--mib") && a + 1 < argc) {
+			long mib = atol(argv[++a]);
+
+			if (mib < (long)(NP_PMD_SIZE >> 20) || mib > NP_BUF_MIB_MAX) {
+				fprintf(stderr, "migrate: --mib takes %lu to %d\n",
+					NP_PMD_SIZE >> 20, NP_BUF_MIB_MAX);
+				return 2;
+			}
+			np_buf_size = (size_t)mib << 20;
 		} else if (np_bench_watches_arg(argc, argv, &a, &watches) != 1) {
-			fprintf(stderr, "usage: migrate [--rounds N] [--watches N] [--method WORD] [--variant 4k|thp|4k-ilv]\n");
+			fprintf(stderr, "usage: migrate [--rounds N] [--watches N] [--method WORD[,WORD]] [--variant 4k|thp|mthp|4k-ilv] [--mib N]\n");
 			return 2;
 		}
 	}
