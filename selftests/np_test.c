@@ -9,7 +9,9 @@
  * that needs a test's _metadata (ASSERT_*, SKIP) stays a macro in
  * np_test.h.
  */
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 
 #include "np_test.h"
 
@@ -531,4 +533,60 @@ unsigned int np_time_scale(void)
 	long k = v ? strtol(v, NULL, 10) : 1;
 
 	return k < 1 || k > NP_TIMEOUT_SCALE_MAX ? 1 : k;
+}
+
+pid_t np_fork_ready(int (*fn)(void *arg), void *arg)
+{
+	int pfd[2];
+	pid_t pid;
+	char x;
+
+	if (pipe(pfd))
+		return -1;
+	pid = fork();
+	if (pid < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return -1;
+	}
+	if (!pid) {
+		close(pfd[0]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (fn && fn(arg))
+			_exit(1);
+		if (write(pfd[1], "r", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(pfd[1]);
+	if (read(pfd[0], &x, 1) != 1) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		pid = -1;
+	}
+	close(pfd[0]);
+	return pid;
+}
+
+struct np_sharer {
+	char *p;
+	size_t len;
+};
+
+static int np_sharer_touch(void *arg)
+{
+	const struct np_sharer *s = arg;
+	size_t psz = sysconf(_SC_PAGESIZE);
+
+	for (size_t off = 0; off < s->len; off += psz)
+		(void)((volatile char *)s->p)[off];
+	return 0;
+}
+
+pid_t np_fork_sharer(char *p, size_t len)
+{
+	struct np_sharer s = { .p = p, .len = len };
+
+	return np_fork_ready(np_sharer_touch, &s);
 }

@@ -449,6 +449,21 @@ long np_mempolicy(int mode, int node);
 long np_mono_ms(void);
 
 /*
+ * A child that dies with its parent (PR_SET_PDEATHSIG), runs @fn(@arg)
+ * when @fn is set (non-zero: it exits before telling), tells its parent
+ * through a pipe that it is ready and waits to be killed. Its pid once
+ * it told, or -1 (a child that did not tell is killed and reaped).
+ */
+pid_t np_fork_ready(int (*fn)(void *arg), void *arg);
+
+/*
+ * A child that reads every page of [@p, @p + @len) (so that it maps
+ * them too: shared, or copy-on-write) and waits to be killed. Its pid,
+ * or -1.
+ */
+pid_t np_fork_sharer(char *p, size_t len);
+
+/*
  * nr_isolated_anon and nr_isolated_file of /proc/vmstat, after folding
  * the per-CPU deltas in (vm.stat_refresh, root). 0 or -errno.
  */
