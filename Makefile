@@ -84,6 +84,8 @@ CLI_SRC  := $(wildcard tools/numaplace/*.c)
 TEST_LIB_SRC := selftests/np_test.c selftests/np_model.c selftests/np_check.c selftests/migrate_lay.c selftests/migrate_sim.c
 # The conformance tests' engine (selftests/cf_lib.h).
 TEST_LIB_SRC += selftests/cf_lib.c
+# What the MIGRATE ABI tests share (selftests/migrate_lib.h).
+TEST_LIB_SRC += selftests/migrate_abi_lib.c
 TEST_SRC := $(filter-out $(TEST_LIB_SRC),$(wildcard selftests/*.c))
 TEST_LIB := $(BUILD)/testlib/libnp_test.a
 TESTS    := $(patsubst selftests/%.c,$(BUILD)/selftests/%,$(TEST_SRC))

@@ -465,6 +465,17 @@ static void np_hp_recover(void)
 	unlink(NP_HP_SAVED);
 }
 
+void np_hp_restore(long *orig)
+{
+	for (int n = 0; n < 2; n++) {
+		if (orig[n] < 0)
+			continue;
+		np_hp_write(n, orig[n]);
+		orig[n] = -1;
+	}
+	unlink(NP_HP_SAVED);
+}
+
 void np_hp_save(const long *orig)
 {
 	FILE *f = fopen(NP_HP_SAVED, "we");

@@ -590,3 +590,34 @@ pid_t np_fork_sharer(char *p, size_t len)
 
 	return np_fork_ready(np_sharer_touch, &s);
 }
+
+const char *const np_bad_names[NP_BAD_MAX] = {
+	"NULL", "kernel", "unmapped", "PROT_NONE", "read-only",
+};
+
+void *np_bad_pointer(enum np_bad k, const void *src, size_t len)
+{
+	size_t psz = sysconf(_SC_PAGESIZE);
+	char *m;
+
+	switch (k) {
+	case NP_BAD_NULL:
+		return NULL;
+	case NP_BAD_KERNEL:
+		return (void *)0xffff888000001000UL;
+	default:
+		break;
+	}
+	m = mmap(NULL, 4 * psz, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	if (src)
+		memcpy(m, src, len);
+	if (k == NP_BAD_UNMAPPED)
+		munmap(m, 4 * psz);
+	else
+		mprotect(m, 4 * psz, k == NP_BAD_PROTNONE ? PROT_NONE :
+			 PROT_READ);
+	return m;
+}

@@ -464,6 +464,23 @@ pid_t np_fork_ready(int (*fn)(void *arg), void *arg);
 pid_t np_fork_sharer(char *p, size_t len);
 
 /*
+ * The kinds of bad user pointer the bad-pointer tests pass in every
+ * buffer (np_bad_names[] names them).
+ */
+enum np_bad {
+	NP_BAD_NULL, NP_BAD_KERNEL, NP_BAD_UNMAPPED, NP_BAD_PROTNONE,
+	NP_BAD_RDONLY, NP_BAD_MAX
+};
+
+extern const char *const np_bad_names[NP_BAD_MAX];
+
+/*
+ * A pointer of kind @k to @len bytes (at most 4 pages) holding @src
+ * (read-only: a copy); NULL for NP_BAD_NULL or when it cannot be made.
+ */
+void *np_bad_pointer(enum np_bad k, const void *src, size_t len);
+
+/*
  * nr_isolated_anon and nr_isolated_file of /proc/vmstat, after folding
  * the per-CPU deltas in (vm.stat_refresh, root). 0 or -errno.
  */
