@@ -86,6 +86,8 @@ TEST_LIB_SRC := selftests/np_test.c selftests/np_model.c selftests/np_check.c se
 TEST_LIB_SRC += selftests/cf_lib.c
 # What the MIGRATE ABI tests share (selftests/migrate_lib.h).
 TEST_LIB_SRC += selftests/migrate_abi_lib.c
+# The soak's buffers, writers and churn (selftests/soak_lib.h).
+TEST_LIB_SRC += selftests/soak_lib.c
 TEST_SRC := $(filter-out $(TEST_LIB_SRC),$(wildcard selftests/*.c))
 TEST_LIB := $(BUILD)/testlib/libnp_test.a
 TESTS    := $(patsubst selftests/%.c,$(BUILD)/selftests/%,$(TEST_SRC))
