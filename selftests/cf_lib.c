@@ -168,11 +168,7 @@ static int cf_target_build(void *arg)
 	struct cf_case own = { 0 };
 	char *p;
 
-	if (t->uid && np_drop_to(t->uid))
-		return 1;
-	/* After the uid change, which clears both. */
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (prctl(PR_SET_DUMPABLE, t->dumpable))
+	if (np_become(t->uid, t->dumpable))
 		return 1;
 	p = cf_pages_on(&own, t->npages, t->node, 0, 0, 1);
 	if (!p)

@@ -42,11 +42,7 @@ static int np_kid_build(void *arg)
 	const struct np_kid_arg *k = arg;
 	char *p;
 
-	if (k->uid && np_drop_to(k->uid))
-		return 1;
-	/* After the uid change, which clears it. */
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (prctl(PR_SET_DUMPABLE, k->dumpable))
+	if (np_become(k->uid, k->dumpable))
 		return 1;
 	p = np_pages_on0(NP_PROBE_PAGES);
 	if (!p)

@@ -195,6 +195,17 @@ int np_drop_to(uid_t uid)
 	return 0;
 }
 
+int np_become(uid_t uid, int dumpable)
+{
+	int ret = uid ? np_drop_to(uid) : 0;
+
+	if (ret)
+		return ret;
+	/* After the uid change, which clears it. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	return prctl(PR_SET_DUMPABLE, dumpable) ? -errno : 0;
+}
+
 int np_proc_state(pid_t pid)
 {
 	char path[64], buf[512], *p;

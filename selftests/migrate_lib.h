@@ -116,6 +116,12 @@ int np_vvar(unsigned long *s, unsigned long *e);
 
 int np_drop_to(uid_t uid);
 
+/*
+ * In a child: become @uid (0: stay), die with the parent again (the uid
+ * change cleared it), PR_SET_DUMPABLE @dumpable. 0 or -errno.
+ */
+int np_become(uid_t uid, int dumpable);
+
 /* Read @pid's stat state letter, or 0. */
 int np_proc_state(pid_t pid);
 

@@ -30,46 +30,18 @@ static long psz;
 NP_ABI_FIXTURE(migrate_perm)
 
 /* Move the caller's pages by pid 0, own pid and a thread's id. */
-struct np_thread {
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	pid_t tid;
-	int stop;
-};
-
-static void *np_thread_fn(void *arg)
-{
-	struct np_thread *t = arg;
-
-	pthread_mutex_lock(&t->lock);
-	t->tid = gettid();
-	pthread_cond_broadcast(&t->cond);
-	while (!t->stop)
-		pthread_cond_wait(&t->cond, &t->lock);
-	pthread_mutex_unlock(&t->lock);
-	return NULL;
-}
-
-
 TEST_F(migrate_perm, pid0_self_thread)
 {
 	NP_SKIPPED_OR_FILTERED();
-	struct np_thread t = {
-		PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0,
-	};
+	struct np_idle t;
 	const size_t n = 32;
 	char *p = np_pages_on0(n);
 	struct numaplace_migrate m;
 	int nodes[32], pids[3];
 	__s32 st[32];
-	pthread_t th;
 
 	ASSERT_NE(NULL, p);
-	ASSERT_EQ(0, pthread_create(&th, NULL, np_thread_fn, &t));
-	pthread_mutex_lock(&t.lock);
-	while (!t.tid)
-		pthread_cond_wait(&t.cond, &t.lock);
-	pthread_mutex_unlock(&t.lock);
+	ASSERT_EQ(0, np_idle_start(&t));
 	pids[0] = 0;
 	pids[1] = getpid();
 	pids[2] = t.tid;
@@ -84,11 +56,7 @@ TEST_F(migrate_perm, pid0_self_thread)
 		ASSERT_EQ(0, np_where_pages(0, (uintptr_t)p, n, nodes));
 		EXPECT_EQ(n, np_count(nodes, n, node)) TH_LOG("pid %d", pids[i]);
 	}
-	pthread_mutex_lock(&t.lock);
-	t.stop = 1;
-	pthread_cond_broadcast(&t.cond);
-	pthread_mutex_unlock(&t.lock);
-	pthread_join(th, NULL);
+	np_idle_stop(&t);
 	EXPECT_EQ(0, np_fill_bad(p, n, 3, NULL));
 }
 

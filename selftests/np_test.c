@@ -326,6 +326,19 @@ int np_fail_slot(int status)
 	}
 }
 
+__u64 np_count_fails(const __s32 *status, size_t n, __u64 *fail)
+{
+	__u64 nfail = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (status[i] >= 0)
+			continue;
+		nfail++;
+		fail[np_fail_slot(status[i])]++;
+	}
+	return nfail;
+}
+
 int np_check_mig_counters(struct np_ctx *c, const char *what,
 			  const struct numaplace_migrate *m,
 			  const __s32 *status, size_t n,
@@ -335,12 +348,8 @@ int np_check_mig_counters(struct np_ctx *c, const char *what,
 	int bad = 0;
 
 	np_log_start(c);
-	for (size_t i = 0; status && i < n; i++) {
-		if (status[i] >= 0)
-			continue;
-		nfail++;
-		fail[np_fail_slot(status[i])]++;
-	}
+	if (status)
+		nfail = np_count_fails(status, n, fail);
 	for (int r = 0; r < NUMAPLACE_FAIL_MAX; r++) {
 		sum += m->nr_failed[r];
 		if (status && m->nr_failed[r] != fail[r]) {
@@ -620,4 +629,44 @@ void *np_bad_pointer(enum np_bad k, const void *src, size_t len)
 		mprotect(m, 4 * psz, k == NP_BAD_PROTNONE ? PROT_NONE :
 			 PROT_READ);
 	return m;
+}
+
+static void *np_idle_fn(void *arg)
+{
+	struct np_idle *t = arg;
+
+	pthread_mutex_lock(&t->lock);
+	t->tid = gettid();
+	pthread_cond_broadcast(&t->cond);
+	while (!t->stop)
+		pthread_cond_wait(&t->cond, &t->lock);
+	pthread_mutex_unlock(&t->lock);
+	return NULL;
+}
+
+int np_idle_start(struct np_idle *t)
+{
+	int ret;
+
+	pthread_mutex_init(&t->lock, NULL);
+	pthread_cond_init(&t->cond, NULL);
+	t->tid = 0;
+	t->stop = 0;
+	ret = pthread_create(&t->th, NULL, np_idle_fn, t);
+	if (ret)
+		return -ret;
+	pthread_mutex_lock(&t->lock);
+	while (!t->tid)
+		pthread_cond_wait(&t->cond, &t->lock);
+	pthread_mutex_unlock(&t->lock);
+	return 0;
+}
+
+void np_idle_stop(struct np_idle *t)
+{
+	pthread_mutex_lock(&t->lock);
+	t->stop = 1;
+	pthread_cond_broadcast(&t->cond);
+	pthread_mutex_unlock(&t->lock);
+	pthread_join(t->th, NULL);
 }

@@ -22,6 +22,7 @@
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <time.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <linux/kernel-page-flags.h>
@@ -431,6 +432,12 @@ long np_pages_not_on(int pid, const char *buf, size_t n,
 int np_fail_slot(int status);
 
 /*
+ * The negative entries of @status[@n] by NUMAPLACE_FAIL_* slot, added to
+ * @fail[NUMAPLACE_FAIL_MAX]; their number.
+ */
+__u64 np_count_fails(const __s32 *status, size_t n, __u64 *fail);
+
+/*
  * A MIGRATE call's counters against its @n statuses: nr_failed_pages is
  * the number of negative statuses and nr_failed[] splits them by reason;
  * in range mode (@range) moved + in place + failed is every page handled.
@@ -462,6 +469,22 @@ pid_t np_fork_ready(int (*fn)(void *arg), void *arg);
  * or -1.
  */
 pid_t np_fork_sharer(char *p, size_t len);
+
+/*
+ * A thread of the caller's that waits until np_idle_stop(): its thread id
+ * (t->tid) names the caller's mm. np_idle_start(): 0 or -errno, t->tid
+ * set.
+ */
+struct np_idle {
+	pthread_t th;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pid_t tid;
+	int stop;
+};
+
+int np_idle_start(struct np_idle *t);
+void np_idle_stop(struct np_idle *t);
 
 /*
  * The kinds of bad user pointer the bad-pointer tests pass in every

@@ -36,7 +36,6 @@
 #include <sys/wait.h>
 
 #include "soak_lib.h"
-#include "migrate_lib.h"
 #include "kselftest_harness.h"
 
 /* ---- the migrators ---------------------------------------------------- */
@@ -213,14 +212,9 @@ static int np_status_target(struct np_migrator *mg, const struct np_target *t,
 static void np_soak_counters(const char *what, const struct numaplace_migrate *m,
 			     const __s32 *st, size_t n, int range, __u32 allowed)
 {
-	__u64 fail[NUMAPLACE_FAIL_MAX] = { 0 }, nfail = 0, sum = 0;
+	__u64 fail[NUMAPLACE_FAIL_MAX] = { 0 }, sum = 0;
+	__u64 nfail = np_count_fails(st, n, fail);
 
-	for (size_t i = 0; i < n; i++) {
-		if (st[i] >= 0)
-			continue;
-		nfail++;
-		fail[np_fail_slot(st[i])]++;
-	}
 	for (int r = 0; r < NUMAPLACE_FAIL_MAX; r++) {
 		sum += m->nr_failed[r];
 		if (m->nr_failed[r] != fail[r])

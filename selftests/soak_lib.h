@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 
 #include "np_test.h"
+#include "migrate_lib.h"
 
 #define NP_SOAK_DEFAULT_S	15	/* NP_SOAK_SECONDS unset: make check */
 #define NP_SOAK_MAX_S		3600	/* the harness's timeout needs a bound */
@@ -24,7 +25,6 @@
 #define NP_SOAK_FINAL_TRIES	10	/* calls to get -EBUSY pages home */
 #define NP_SOAK_ISO_WAIT_MS	10000	/* nr_isolated back to baseline in */
 #define NP_SOAK_WRITER_NAP_US	500	/* writers pause after each pass */
-#define NP_PMD			(2UL << 20)
 #ifndef MADV_COLLAPSE
 #define MADV_COLLAPSE		25	/* v6.1 */
 #endif
