@@ -249,14 +249,8 @@ TEST_F(migrate, bad_pointers)
 		/* nodes[], array and range mode. */
 		bad = np_bad_pointer(k, nodes, sizeof(nodes));
 		for (int r = 0; r < 2; r++) {
-			np_migrate_init(&m, 0, r ? 0 : NUMAPLACE_MIGRATE_PAGES,
-					NUMAPLACE_POLICY_PER_PAGE);
-			m.pages_ptr = r ? 0 : (uintptr_t)addrs;
-			m.count = r ? 0 : 8;
-			m.start = r ? (uintptr_t)p : 0;
-			m.len = r ? 8 * psz : 0;
-			m.nodes_ptr = (uintptr_t)bad;
-			m.status_ptr = (uintptr_t)st;
+			np_per_page_init(&m, r, addrs, (uintptr_t)p, 8,
+					 bad, st);
 			/* abi.md: PER_PAGE without nodes_ptr is -EINVAL. */
 			EXPECT_EQ(k == NP_BAD_NULL ? -EINVAL : want,
 				  np_migrate(self->fd, &m))
@@ -274,14 +268,8 @@ TEST_F(migrate, bad_pointers)
 		bad = np_bad_pointer(k, NULL, 0);
 		want = k == NP_BAD_NULL ? 0 : -EFAULT;
 		for (int r = 0; r < 2; r++) {
-			np_migrate_init(&m, 0, r ? 0 : NUMAPLACE_MIGRATE_PAGES,
-					NUMAPLACE_POLICY_PER_PAGE);
-			m.pages_ptr = r ? 0 : (uintptr_t)addrs;
-			m.count = r ? 0 : 8;
-			m.start = r ? (uintptr_t)p : 0;
-			m.len = r ? 8 * psz : 0;
-			m.nodes_ptr = (uintptr_t)nodes;
-			m.status_ptr = (uintptr_t)bad;
+			np_per_page_init(&m, r, addrs, (uintptr_t)p, 8,
+					 nodes, bad);
 			EXPECT_EQ(want, np_migrate(self->fd, &m))
 				TH_LOG("status %s (%s mode)", name,
 				       r ? "range" : "array");
@@ -376,14 +364,8 @@ TEST_F(migrate, arrays_end_on_unmapped)
 		for (int r = 0; r < 2; r++) {
 			for (size_t i = 0; i < 32; i++)
 				st[i] = NP_SENTINEL;
-			np_migrate_init(&m, 0, r ? 0 : NUMAPLACE_MIGRATE_PAGES,
-					NUMAPLACE_POLICY_PER_PAGE);
-			m.pages_ptr = r ? 0 : (uintptr_t)big;
-			m.count = r ? 0 : c;
-			m.start = r ? (uintptr_t)p : 0;
-			m.len = r ? c * psz : 0;
-			m.nodes_ptr = (uintptr_t)nodes;
-			m.status_ptr = (uintptr_t)st;
+			np_per_page_init(&m, r, big, (uintptr_t)p, c,
+					 nodes, st);
 			EXPECT_EQ(c == n ? 0 : -EFAULT, np_migrate(self->fd, &m))
 				TH_LOG("nodes count %zu %s", c, r ? "range" : "array");
 			EXPECT_TRUE(np_partial_ok(&m, st, n));

@@ -163,3 +163,17 @@ size_t np_count_s32(const __s32 *a, size_t n, __s32 v)
 	return c;
 }
 
+
+void np_per_page_init(struct numaplace_migrate *m, int range,
+		      const __u64 *addrs, uintptr_t base, size_t n,
+		      const void *nodes, void *st)
+{
+	np_migrate_init(m, 0, range ? 0 : NUMAPLACE_MIGRATE_PAGES,
+			NUMAPLACE_POLICY_PER_PAGE);
+	m->pages_ptr = range ? 0 : (uintptr_t)addrs;
+	m->count = range ? 0 : n;
+	m->start = range ? base : 0;
+	m->len = range ? n * sysconf(_SC_PAGESIZE) : 0;
+	m->nodes_ptr = (uintptr_t)nodes;
+	m->status_ptr = (uintptr_t)st;
+}

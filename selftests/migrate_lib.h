@@ -325,6 +325,15 @@ int np_probe(struct np_res *r, uid_t uid, const struct np_probe_args *a);
 int np_probe_fd(struct np_res *r, uid_t uid, int fd,
 		const struct np_probe_args *a);
 
+/*
+ * @m as a POLICY_PER_PAGE MIGRATE over @n pages: the array @addrs, or
+ * (@range) the range of @n pages from @base; targets @nodes, statuses
+ * into @st (either may be a bad pointer).
+ */
+void np_per_page_init(struct numaplace_migrate *m, int range,
+		      const __u64 *addrs, uintptr_t base, size_t n,
+		      const void *nodes, void *st);
+
 /* Nodes of @n pages of @pid from @base into @nodes; 0 or -errno. */
 int np_where_pages(int pid, uintptr_t base, size_t n, int *nodes);
 /* Count of @n ints equal to @v. */

@@ -167,14 +167,8 @@ TEST_F(migrate_policy, bad_node_mid_array)
 			}
 			EXPECT_EQ(-ENODEV, np_sys_move_pages(0, n, aa, nodes, sys,
 							     NP_MF_MOVE));
-			np_migrate_init(&m, 0, r ? 0 : NUMAPLACE_MIGRATE_PAGES,
-					NUMAPLACE_POLICY_PER_PAGE);
-			m.pages_ptr = r ? 0 : (uintptr_t)ab;
-			m.count = r ? 0 : n;
-			m.start = r ? (uintptr_t)pb : 0;
-			m.len = r ? n * psz : 0;
-			m.nodes_ptr = (uintptr_t)nodes;
-			m.status_ptr = (uintptr_t)st;
+			np_per_page_init(&m, r, ab, (uintptr_t)pb, n,
+					 nodes, st);
 			ret = np_migrate(self->fd, &m);
 			EXPECT_EQ(-ENODEV, ret) TH_LOG("node %d %s", bad[b],
 						       r ? "range" : "array");

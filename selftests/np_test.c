@@ -129,6 +129,16 @@ void np_query_init(struct numaplace_query *q, int pid,
 	q->pid = pid;
 }
 
+/* QUERY with @q's outputs: @status and @node_pages[@nr_nodes]. */
+static int np_query_out(int fd, struct numaplace_query *q, __s32 *status,
+			__u64 *node_pages, __u32 nr_nodes)
+{
+	q->status_ptr = (uintptr_t)status;
+	q->node_pages_ptr = (uintptr_t)node_pages;
+	q->node_pages_len = nr_nodes;
+	return np_query(fd, q);
+}
+
 int np_query_range(int fd, int pid, __u32 flags, __u64 start,
 		   __u64 len, struct numaplace_run *runs,
 		   __u32 cap, __s32 *status, __u64 *node_pages,
@@ -139,10 +149,7 @@ int np_query_range(int fd, int pid, __u32 flags, __u64 start,
 	q->len = len;
 	q->runs_ptr = (uintptr_t)runs;
 	q->runs_cap = cap;
-	q->status_ptr = (uintptr_t)status;
-	q->node_pages_ptr = (uintptr_t)node_pages;
-	q->node_pages_len = nr_nodes;
-	return np_query(fd, q);
+	return np_query_out(fd, q, status, node_pages, nr_nodes);
 }
 
 int np_query_array(int fd, int pid, __u32 flags,
@@ -153,10 +160,7 @@ int np_query_array(int fd, int pid, __u32 flags,
 	np_query_init(q, pid, flags | NUMAPLACE_QUERY_PAGES);
 	q->pages_ptr = (uintptr_t)pages;
 	q->count = count;
-	q->status_ptr = (uintptr_t)status;
-	q->node_pages_ptr = (uintptr_t)node_pages;
-	q->node_pages_len = nr_nodes;
-	return np_query(fd, q);
+	return np_query_out(fd, q, status, node_pages, nr_nodes);
 }
 
 int np_write_str(const char *path, const char *val)
