@@ -31,15 +31,15 @@ char *np_pages_on0(size_t n)
  * @dumpable, writes NP_PROBE_PAGES pages on node 0 (start in res->base)
  * and waits to be killed.
  */
-struct np_kid_arg {
+struct np_abi_kid_arg {
 	uid_t uid;
 	int dumpable;
 	struct np_res *res;
 };
 
-static int np_kid_build(void *arg)
+static int np_abi_kid_build(void *arg)
 {
-	const struct np_kid_arg *k = arg;
+	const struct np_abi_kid_arg *k = arg;
 	char *p;
 
 	if (np_become(k->uid, k->dumpable))
@@ -51,15 +51,17 @@ static int np_kid_build(void *arg)
 	return 0;
 }
 
-pid_t np_kid(struct np_kids *kids, struct np_res *res, uid_t uid,
-	     int dumpable)
+pid_t np_abi_kid(struct np_kids *kids, struct np_res *res, uid_t uid,
+		 int dumpable)
 {
-	struct np_kid_arg k = { .uid = uid, .dumpable = dumpable, .res = res };
+	struct np_abi_kid_arg k = {
+		.uid = uid, .dumpable = dumpable, .res = res,
+	};
 	pid_t pid;
 
 	if (kids->nr == NP_MAX_KIDS)
 		return -1;
-	pid = np_fork_ready(np_kid_build, &k);
+	pid = np_fork_ready(np_abi_kid_build, &k);
 	if (pid > 0)
 		kids->pid[kids->nr++] = pid;
 	return pid;

@@ -303,8 +303,8 @@ char *np_pages_on0(size_t n);
  * @dumpable, writes NP_PROBE_PAGES pages on node 0 (start in res->base)
  * and waits to be killed. Its pid (in @kids), or -1.
  */
-pid_t np_kid(struct np_kids *kids, struct np_res *res, uid_t uid,
-	     int dumpable);
+pid_t np_abi_kid(struct np_kids *kids, struct np_res *res, uid_t uid,
+		 int dumpable);
 void np_kids_kill(struct np_kids *kids);
 
 struct np_probe_args {

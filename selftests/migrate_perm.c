@@ -73,7 +73,8 @@ TEST_F(migrate_perm, root_moves_others)
 	__s32 st[NP_PROBE_PAGES];
 
 	for (size_t w = 0; w < ARRAY_SIZE(who); w++) {
-		pid_t pid = np_kid(&self->kids, self->res, who[w].uid, who[w].dumpable);
+		pid_t pid = np_abi_kid(&self->kids, self->res, who[w].uid,
+				       who[w].dumpable);
 
 		ASSERT_GT(pid, 0);
 		ASSERT_EQ(0, np_migrate_node(self->fd, pid, 0, self->res->base,
@@ -98,7 +99,7 @@ TEST_F(migrate_perm, root_moves_others)
 TEST_F(migrate_perm, other_user_denied)
 {
 	NP_SKIPPED_OR_FILTERED();
-	pid_t pid = np_kid(&self->kids, self->res, 0, 1);
+	pid_t pid = np_abi_kid(&self->kids, self->res, 0, 1);
 	struct np_probe_args a = { pid, 0, 1, 0, NP_MF_MOVE };
 	int nodes[NP_PROBE_PAGES];
 
@@ -127,7 +128,7 @@ TEST_F(migrate_perm, other_user_denied)
 TEST_F(migrate_perm, creds_at_ioctl_time)
 {
 	NP_SKIPPED_OR_FILTERED();
-	pid_t pid = np_kid(&self->kids, self->res, 0, 1);
+	pid_t pid = np_abi_kid(&self->kids, self->res, 0, 1);
 	struct np_probe_args a = { pid, 0, 1, 0, NP_MF_MOVE };
 	int fd = np_open();
 
@@ -156,7 +157,7 @@ TEST_F(migrate_perm, creds_at_ioctl_time)
 TEST_F(migrate_perm, same_uid_unprivileged)
 {
 	NP_SKIPPED_OR_FILTERED();
-	pid_t pid = np_kid(&self->kids, self->res, NP_NOBODY, 1);
+	pid_t pid = np_abi_kid(&self->kids, self->res, NP_NOBODY, 1);
 	struct np_probe_args a = { pid, 0, 1, 0, NP_MF_MOVE };
 	int exact = !!(self->info.features & NUMAPLACE_FEAT_PTRACE_EXACT);
 
@@ -167,7 +168,7 @@ TEST_F(migrate_perm, same_uid_unprivileged)
 	EXPECT_EQ(exact ? 0 : -EPERM, self->res->mod);
 	EXPECT_EQ(0, self->res->mod_self);
 	/* Not dumpable: refused by both. */
-	pid = np_kid(&self->kids, self->res, NP_NOBODY, 0);
+	pid = np_abi_kid(&self->kids, self->res, NP_NOBODY, 0);
 	ASSERT_GT(pid, 0);
 	a.pid = pid;
 	a.base = self->res->base;

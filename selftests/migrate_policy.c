@@ -468,7 +468,7 @@ TEST_F(migrate_policy, cpuset_outside)
 	if (ret == -ENOENT)
 		SKIP(return, "no cgroup2 cpuset controller");
 	ASSERT_EQ(0, ret);
-	pid = np_kid(&self->kids, self->res, 0, 1);
+	pid = np_abi_kid(&self->kids, self->res, 0, 1);
 	ASSERT_GT(pid, 0);
 	snprintf(path, sizeof(path), "%s/cgroup.procs", self->cg);
 	snprintf(val, sizeof(val), "%d", pid);
