@@ -88,14 +88,17 @@ CLI_SRC  := $(filter-out $(NL_SRC),$(wildcard tools/numaplace/*.c))
 # np_genl_util.c (module, capabilities, slab; load, genl*, watch*),
 # np_watch_util.c (watch*), the query suites' np_query_util.c,
 # qrace_query.c and qrace_mut.c, race.c's race_mm.c and fuzz.c's
-# fuzz_call.c, in one static library (build/testlib/libnp_test.a) that
-# every test links. np_genl.c speaks netlink: only the genl* tests pull it
-# out of the archive, and they link libnp_nl.a after it.
+# fuzz_call.c, the conformance engine cf_lib.c, the MIGRATE ABI tests'
+# migrate_abi_lib.c and the soak's soak_lib.c, in one static library
+# (build/testlib/libnp_test.a) that every test links. np_genl.c speaks
+# netlink: only the genl* tests pull it out of the archive, and they link
+# libnp_nl.a after it.
 TEST_LIB_SRC := selftests/np_test.c selftests/np_model.c selftests/np_check.c \
 	selftests/migrate_lay.c selftests/migrate_sim.c \
 	selftests/np_genl_util.c selftests/np_watch_util.c selftests/np_genl.c \
 	selftests/np_query_util.c selftests/qrace_query.c selftests/qrace_mut.c \
-	selftests/race_mm.c selftests/fuzz_call.c
+	selftests/race_mm.c selftests/fuzz_call.c \
+	selftests/cf_lib.c selftests/migrate_abi_lib.c selftests/soak_lib.c
 TEST_SRC := $(filter-out $(TEST_LIB_SRC),$(wildcard selftests/*.c))
 TEST_LIB := $(BUILD)/testlib/libnp_test.a
 TESTS    := $(patsubst selftests/%.c,$(BUILD)/selftests/%,$(TEST_SRC))

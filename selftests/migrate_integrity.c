@@ -27,9 +27,9 @@
 #include <sys/wait.h>
 
 #include "np_test.h"
+#include "migrate_lib.h"
 #include "kselftest_harness.h"
 
-#define NP_PMD		(2UL << 20)
 /*
  * Writer threads of the caller. Under TCG every page moved costs a TLB
  * shootdown of the CPUs running the writers: one writer (and the fork
@@ -209,21 +209,14 @@ static char *np_ig_buf(FIXTURE_DATA(integ) *self, enum np_ig_kind kind,
 		       size_t n)
 {
 	size_t len = n * psz;
-	char path[] = "/tmp/np-integrity-XXXXXX", *raw, *p;
+	char path[] = "/tmp/np-integrity-XXXXXX", *p;
 
 	switch (kind) {
 	case NP_IG_ANON:
 	case NP_IG_THP:
-		raw = mmap(NULL, len + NP_PMD, PROT_READ | PROT_WRITE,
-			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (raw == MAP_FAILED)
+		p = np_pmd_map(len, kind == NP_IG_THP);
+		if (!p)
 			return NULL;
-		p = (char *)(((uintptr_t)raw + NP_PMD - 1) & ~(NP_PMD - 1));
-		if (p > raw)
-			munmap(raw, p - raw);
-		munmap(p + len, raw + NP_PMD - p);
-		madvise(p, len, kind == NP_IG_THP ? MADV_HUGEPAGE :
-			MADV_NOHUGEPAGE);
 		if (kind == NP_IG_THP) {
 			/*
 			 * THPs now, and no khugepaged later: a collapse of

@@ -195,6 +195,17 @@ int np_drop_to(uid_t uid)
 	return 0;
 }
 
+int np_become(uid_t uid, int dumpable)
+{
+	int ret = uid ? np_drop_to(uid) : 0;
+
+	if (ret)
+		return ret;
+	/* After the uid change, which clears it. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	return prctl(PR_SET_DUMPABLE, dumpable) ? -errno : 0;
+}
+
 int np_proc_state(pid_t pid)
 {
 	char path[64], buf[512], *p;
@@ -418,41 +429,24 @@ int np_lay_build(struct np_lay *l, const enum np_seg *kinds, int nseg,
 	return ret;
 }
 
+static int np_lay_share(void *arg)
+{
+	const struct np_lay *const *l = arg;
+
+	/* The child maps the first half of the shared anon pages. */
+	for (int j = 0; j < 2; j++)
+		for (int k = 0; l[j] && k < l[j]->nseg; k++)
+			if (l[j]->seg[k] == NP_SEG_SHARED_ANON)
+				for (size_t i = 0; i < NP_SEG_PAGES / 2; i++)
+					np_touch_r(l[j]->base + k * NP_PMD, i);
+	return 0;
+}
+
 pid_t np_lay_fork(const struct np_lay *a, const struct np_lay *b)
 {
-	int pfd[2];
-	pid_t pid;
-	char c;
+	const struct np_lay *l[2] = { a, b };
 
-	if (pipe(pfd))
-		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		const struct np_lay *l[2] = { a, b };
-
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		close(pfd[0]);
-		/* The child maps the first half of the shared anon pages. */
-		for (int j = 0; j < 2; j++)
-			for (int k = 0; l[j] && k < l[j]->nseg; k++)
-				if (l[j]->seg[k] == NP_SEG_SHARED_ANON)
-					for (size_t i = 0; i < NP_SEG_PAGES / 2; i++)
-						np_touch_r(l[j]->base + k * NP_PMD, i);
-		if (write(pfd[1], "r", 1) != 1)
-			_exit(1);
-		for (;;)
-			pause();
-	}
-	close(pfd[1]);
-	if (read(pfd[0], &c, 1) != 1) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		pid = -1;
-	}
-	close(pfd[0]);
-	return pid;
+	return np_fork_ready(np_lay_share, l);
 }
 
 /* nr_hugepages of nodes 0 and 1 before a test changed them ("n0 n1"). */
@@ -479,6 +473,17 @@ static void np_hp_recover(void)
 			if (v[n] >= 0)
 				np_hp_write(n, v[n]);
 	fclose(f);
+	unlink(NP_HP_SAVED);
+}
+
+void np_hp_restore(long *orig)
+{
+	for (int n = 0; n < 2; n++) {
+		if (orig[n] < 0)
+			continue;
+		np_hp_write(n, orig[n]);
+		orig[n] = -1;
+	}
 	unlink(NP_HP_SAVED);
 }
 

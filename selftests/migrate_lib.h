@@ -116,6 +116,12 @@ int np_vvar(unsigned long *s, unsigned long *e);
 
 int np_drop_to(uid_t uid);
 
+/*
+ * In a child: become @uid (0: stay), die with the parent again (the uid
+ * change cleared it), PR_SET_DUMPABLE @dumpable. 0 or -errno.
+ */
+int np_become(uid_t uid, int dumpable);
+
 /* Read @pid's stat state letter, or 0. */
 int np_proc_state(pid_t pid);
 
@@ -201,5 +207,192 @@ void np_simulate(struct np_sim *o, const struct np_pre *pre,
  */
 int np_compare(struct np_ctx *c, const struct np_call *k, const __u64 *aa,
 	       const __u64 *ab, const int *tgt, size_t n);
+
+/* nr_hugepages of nodes 0 and 1 back to @orig (-1: untouched), forgotten. */
+void np_hp_restore(long *orig);
+
+/*
+ * The fixture of migrate.c, migrate_thp.c and migrate_bounds.c: every
+ * test once per engine (NP_ENGINE_VARIANTS()), the device and MIGRATE
+ * (NP_MIG_SETUP()), a child, two layouts and nr_hugepages, undone by the
+ * teardown.
+ */
+#define NP_MIG_FIXTURE(name)						\
+	FIXTURE(name)							\
+	{								\
+		int fd;							\
+		struct np_ctx c;					\
+		struct numaplace_info info;				\
+		__u32 eflags;	/* NUMAPLACE_MIGRATE_ENGINE_* */	\
+		__u32 allowed;	/* NUMAPLACE_ENGINE_* it may report */	\
+		int vma_only;						\
+		pid_t kid;						\
+		struct np_lay a, b;					\
+		long hp_orig[2]; /* nodes 0, 1; -1: untouched */	\
+		long t0;	/* setup's CLOCK_MONOTONIC ms */	\
+	};								\
+									\
+	NP_ENGINE_VARIANTS(name);					\
+									\
+	FIXTURE_SETUP(name)						\
+	{								\
+		self->t0 = np_mono_ms();				\
+		self->kid = -1;						\
+		self->hp_orig[0] = self->hp_orig[1] = -1;		\
+		self->a.base = self->b.base = NULL;			\
+		if (NP_MIG_SETUP(&self->fd, &self->c, &self->info))	\
+			return;						\
+		psz = self->c.psz;					\
+		if (variant->feature &&					\
+		    !(self->info.features & variant->feature))		\
+			SKIP(return, "engine not available (features %#llx)", \
+			     (unsigned long long)self->info.features);	\
+		self->eflags = variant->flags;				\
+		self->allowed = np_engines_allowed(&self->info,		\
+						   variant->flags);	\
+		/* The batched engine hands what it does not move to the kernel's. */ \
+		self->vma_only = variant->flags == NUMAPLACE_MIGRATE_ENGINE_VMA || \
+			(variant->flags == NUMAPLACE_MIGRATE_ENGINE_BATCH && \
+			 !(self->info.features & NUMAPLACE_FEAT_MIGRATE_KERNEL)); \
+	}								\
+									\
+	FIXTURE_TEARDOWN(name)						\
+	{								\
+		if (!_metadata->skip)					\
+			ksft_print_msg("took %ld ms\n",			\
+				       np_mono_ms() - self->t0);	\
+		if (self->kid > 0) {					\
+			kill(self->kid, SIGKILL);			\
+			waitpid(self->kid, NULL, 0);			\
+		}							\
+		np_lay_free(&self->a);					\
+		np_lay_free(&self->b);					\
+		np_hp_restore(self->hp_orig);				\
+		if (self->fd >= 0)					\
+			close(self->fd);				\
+	}
+
+/* ---- The MIGRATE ABI tests' fixture and probes (migrate_abi_lib.c) ----- */
+#define NP_NOBODY	65534
+#define NP_PROBE_PAGES	16
+
+/* What a probe in another process saw, in memory shared with the test. */
+struct np_res {
+	unsigned long base;	/* the last target's pages */
+	long sys;		/* move_pages(2) */
+	int mod;		/* the ioctl */
+	int mod_self;		/* the ioctl on the prober's own page */
+	__u64 done;
+	__s32 st[NP_PROBE_PAGES];
+	int sys_st[NP_PROBE_PAGES];
+};
+
+#define NP_MAX_KIDS	4
+
+/* A test's target children, killed by np_kids_kill(). */
+struct np_kids {
+	pid_t pid[NP_MAX_KIDS];
+	int nr;
+};
+
+/* @n written pages on node 0, PMD-aligned, no THP. */
+char *np_pages_on0(size_t n);
+
+/*
+ * A child that becomes @uid (0: stays root), sets PR_SET_DUMPABLE to
+ * @dumpable, writes NP_PROBE_PAGES pages on node 0 (start in res->base)
+ * and waits to be killed. Its pid (in @kids), or -1.
+ */
+pid_t np_abi_kid(struct np_kids *kids, struct np_res *res, uid_t uid,
+		 int dumpable);
+void np_kids_kill(struct np_kids *kids);
+
+struct np_probe_args {
+	int pid;
+	__u64 base;		/* NP_PROBE_PAGES pages of @pid */
+	int node;
+	__u32 flags;		/* the ioctl's */
+	int sysflags;		/* the syscall's */
+};
+
+/*
+ * In a child that becomes @uid (0: stays root): the ioctl (array mode,
+ * POLICY_NODE), then move_pages(2), on the pages; then the ioctl on a
+ * page of its own. Results in @r (shared memory); 0 when the child ran.
+ */
+int np_probe(struct np_res *r, uid_t uid, const struct np_probe_args *a);
+/* As np_probe(), on @fd (opened by the test) when @fd >= 0. */
+int np_probe_fd(struct np_res *r, uid_t uid, int fd,
+		const struct np_probe_args *a);
+
+/*
+ * @m as a POLICY_PER_PAGE MIGRATE over @n pages: the array @addrs, or
+ * (@range) the range of @n pages from @base; targets @nodes, statuses
+ * into @st (either may be a bad pointer).
+ */
+void np_per_page_init(struct numaplace_migrate *m, int range,
+		      const __u64 *addrs, uintptr_t base, size_t n,
+		      const void *nodes, void *st);
+
+/* Nodes of @n pages of @pid from @base into @nodes; 0 or -errno. */
+int np_where_pages(int pid, uintptr_t base, size_t n, int *nodes);
+/* Count of @n ints equal to @v. */
+size_t np_count(const int *a, size_t n, int v);
+size_t np_count_s32(const __s32 *a, size_t n, __s32 v);
+
+/*
+ * The fixture of migrate_abi.c, migrate_perm.c and migrate_policy.c: the
+ * device and MIGRATE (NP_MIG_SETUP()), the probes' shared results, the
+ * target children, two layouts and a cpuset cgroup, all undone by the
+ * teardown.
+ */
+#define NP_ABI_FIXTURE(name)						\
+	FIXTURE(name)							\
+	{								\
+		int fd;							\
+		struct np_ctx c;					\
+		struct numaplace_info info;				\
+		__u32 allowed;						\
+		struct np_res *res;					\
+		struct np_kids kids;					\
+		struct np_lay a, b;					\
+		char cg[128];	/* a cgroup this test made, "" for none */ \
+		char cg_mnt[64]; /* cgroup2 mounted here by it, or "" */ \
+		long t0;	/* setup's CLOCK_MONOTONIC ms */	\
+	};								\
+									\
+	FIXTURE_SETUP(name)						\
+	{								\
+		self->t0 = np_mono_ms();				\
+		self->res = MAP_FAILED;					\
+		if (NP_MIG_SETUP(&self->fd, &self->c, &self->info))	\
+			return;						\
+		psz = self->c.psz;					\
+		self->allowed = np_engines_allowed(&self->info, 0);	\
+		self->res = mmap(NULL, sizeof(*self->res),		\
+				 PROT_READ | PROT_WRITE,		\
+				 MAP_SHARED | MAP_ANONYMOUS, -1, 0);	\
+		ASSERT_NE(MAP_FAILED, self->res);			\
+	}								\
+									\
+	FIXTURE_TEARDOWN(name)						\
+	{								\
+		if (!_metadata->skip)					\
+			ksft_print_msg("took %ld ms\n",			\
+				       np_mono_ms() - self->t0);	\
+		np_kids_kill(&self->kids);				\
+		if (self->cg[0])					\
+			rmdir(self->cg);				\
+		if (self->cg_mnt[0]) {					\
+			umount(self->cg_mnt);				\
+			rmdir(self->cg_mnt);				\
+		}							\
+		np_lay_free(&self->a);					\
+		np_lay_free(&self->b);					\
+		if (self->fd >= 0)					\
+			close(self->fd);				\
+		if (self->res != MAP_FAILED)				\
+			munmap(self->res, sizeof(*self->res));		\
+	}
 
 #endif /* NP_MIGRATE_LIB_H */

@@ -32,6 +32,7 @@
 
 #include "kselftest_harness.h"
 #include "np_test.h"
+#include "migrate_lib.h"
 #include "numaplace.h"
 
 #define MP_NOBODY	65534
@@ -130,14 +131,6 @@ static int mp_shim_open(void)
 static void mp_set(unsigned long *m, int node)
 {
 	m[node / 64] |= 1UL << (node % 64);
-}
-
-static int mp_drop_to(uid_t uid)
-{
-	if (setgroups(0, NULL) || setresgid(uid, uid, uid) ||
-	    setresuid(uid, uid, uid))
-		return -errno;
-	return 0;
 }
 
 /* ---- pairs --------------------------------------------------------------- */
@@ -271,36 +264,10 @@ static const char *const mp_kind_name[MPK_NR] = {
 /* What a target tells its parent: where each kind is. */
 struct mp_layout {
 	int ok;
+	int node;		/* the node the target builds on */
 	uintptr_t base[MPK_NR];
 	unsigned long npages[MPK_NR];
 };
-
-/* A child that touches [p, p + len) and waits for its parent's death. */
-static int mp_sharer(char *p, size_t len)
-{
-	int pfd[2];
-	pid_t pid;
-	char x;
-
-	if (pipe(pfd))
-		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (!pid) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		for (size_t off = 0; off < len; off += mp.psz)
-			(void)((volatile char *)p)[off];
-		if (write(pfd[1], "r", 1) != 1)
-			_exit(1);
-		for (;;)
-			pause();
-	}
-	close(pfd[1]);
-	x = read(pfd[0], &x, 1) == 1;
-	close(pfd[0]);
-	return x ? 0 : -1;
-}
 
 static char *mp_map(size_t len, int flags, int fd)
 {
@@ -356,8 +323,8 @@ static int mp_build(struct mp_layout *l, int node)
 		return -1;
 	memset(p, 4, len);
 	l->base[MPK_COW] = (uintptr_t)p;
-	if (mp_sharer((char *)l->base[MPK_SHARED], len) ||
-	    mp_sharer((char *)l->base[MPK_COW], len))
+	if (np_fork_sharer((char *)l->base[MPK_SHARED], len) < 0 ||
+	    np_fork_sharer((char *)l->base[MPK_COW], len) < 0)
 		return -1;
 
 	p = mp_map(len, MAP_PRIVATE | MAP_ANONYMOUS, -1);
@@ -427,32 +394,24 @@ static int mp_build(struct mp_layout *l, int node)
 	return syscall(SYS_set_mempolicy, MPOL_DEFAULT, NULL, 0) ? -1 : 0;
 }
 
+static int mp_target_build(void *arg)
+{
+	struct mp_layout *shared = arg;
+
+	/* A caller that dropped to nobody is not dumpable: undo it. */
+	prctl(PR_SET_DUMPABLE, 1);
+	shared->ok = !mp_build(shared, shared->node);
+	return 0;
+}
+
 /* A target process with every kind on @node; its pid, or -1. */
 static pid_t mp_target(struct mp_layout *shared, int node)
 {
-	int pfd[2];
 	pid_t pid;
-	char x;
 
-	if (pipe(pfd))
-		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (!pid) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		/* A caller that dropped to nobody is not dumpable: undo it. */
-		prctl(PR_SET_DUMPABLE, 1);
-		shared->ok = !mp_build(shared, node);
-		if (write(pfd[1], "r", 1) != 1)
-			_exit(1);
-		for (;;)
-			pause();
-	}
-	close(pfd[1]);
-	x = read(pfd[0], &x, 1) == 1;
-	close(pfd[0]);
-	if (!x || !shared->ok) {
+	shared->node = node;
+	pid = np_fork_ready(mp_target_build, shared);
+	if (pid > 0 && !shared->ok) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		return -1;
@@ -600,7 +559,7 @@ static int mp_compare_as(enum mp_via via, uid_t uid)
 	if (pid < 0)
 		return 1;
 	if (!pid) {
-		if (uid && mp_drop_to(uid))
+		if (uid && np_drop_to(uid))
 			_exit(1);
 		_exit(mp_compare(via, who) ? 1 : 0);
 	}
@@ -736,7 +695,7 @@ TEST_F_TIMEOUT(mp, errors, 120)
 		kid = fork();
 		ASSERT_LE(0, kid);
 		if (!kid) {
-			if (mp_drop_to(MP_NOBODY))
+			if (np_drop_to(MP_NOBODY))
 				_exit(1);
 			*shared = mp_errors_run(cases, ARRAY_SIZE(cases),
 						root_target, "nobody");
@@ -751,7 +710,7 @@ TEST_F_TIMEOUT(mp, errors, 120)
 		if (!kid) {
 			pid_t t;
 
-			if (mp_drop_to(MP_NOBODY))
+			if (np_drop_to(MP_NOBODY))
 				_exit(1);
 			t = fork();
 			if (!t) {

@@ -211,6 +211,22 @@ int np_expect(const struct np_ctx *c, const struct np_page *pg,
 	return pg->st_new;
 }
 
+/*
+ * 1 (logged) unless the query answered all @n entries and wrote neither
+ * status[@n] nor node_pages[nr_nodes], the sentinels past the ends.
+ */
+static int np_done_in_bounds(struct np_ctx *c, const char *what,
+			     const struct numaplace_query *q, size_t n,
+			     const __s32 *st, const __u64 *np)
+{
+	if (q->done == n && st[n] == NP_SENTINEL &&
+	    np[c->nr_nodes] == NP_NODE_FILL)
+		return 0;
+	np_log(c, "%s: done %llu of %zu, or a write past a buffer", what,
+	       (unsigned long long)q->done, n);
+	return 1;
+}
+
 int np_check_array_modes(struct np_ctx *c, const char *label,
 			 const __u64 *addrs, size_t n,
 			 const struct np_page *pg,
@@ -244,12 +260,7 @@ int np_check_array_modes(struct np_ctx *c, const char *label,
 			bad++;
 			continue;
 		}
-		if (q.done != n || st[n] != NP_SENTINEL ||
-		    np[c->nr_nodes] != NP_NODE_FILL) {
-			np_log(c, "%s: done %llu of %zu, or a write past a buffer",
-			       what, (unsigned long long)q.done, n);
-			bad++;
-		}
+		bad += np_done_in_bounds(c, what, &q, n, st, np);
 		for (size_t i = 0; i < n; i++)
 			exp[i] = np_expect(c, &pg[i], &sys[i], modes[m]);
 		bad += np_cmp_status(c, what, addrs, exp, st, n, pg);
@@ -370,10 +381,7 @@ int np_check_range(struct np_ctx *c, const char *label,
 			bad++;
 			continue;
 		}
-		if (q.done != n || st[n] != NP_SENTINEL ||
-		    np[c->nr_nodes] != NP_NODE_FILL) {
-			np_log(c, "%s: done %llu of %zu, or a write past a buffer",
-			       what, (unsigned long long)q.done, n);
+		if (np_done_in_bounds(c, what, &q, n, st, np)) {
 			bad++;
 			continue;
 		}

@@ -9,7 +9,9 @@
  * that needs a test's _metadata (ASSERT_*, SKIP) stays a macro in
  * np_test.h.
  */
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 
 #include "np_test.h"
 
@@ -127,6 +129,16 @@ void np_query_init(struct numaplace_query *q, int pid,
 	q->pid = pid;
 }
 
+/* QUERY with @q's outputs: @status and @node_pages[@nr_nodes]. */
+static int np_query_out(int fd, struct numaplace_query *q, __s32 *status,
+			__u64 *node_pages, __u32 nr_nodes)
+{
+	q->status_ptr = (uintptr_t)status;
+	q->node_pages_ptr = (uintptr_t)node_pages;
+	q->node_pages_len = nr_nodes;
+	return np_query(fd, q);
+}
+
 int np_query_range(int fd, int pid, __u32 flags, __u64 start,
 		   __u64 len, struct numaplace_run *runs,
 		   __u32 cap, __s32 *status, __u64 *node_pages,
@@ -137,10 +149,7 @@ int np_query_range(int fd, int pid, __u32 flags, __u64 start,
 	q->len = len;
 	q->runs_ptr = (uintptr_t)runs;
 	q->runs_cap = cap;
-	q->status_ptr = (uintptr_t)status;
-	q->node_pages_ptr = (uintptr_t)node_pages;
-	q->node_pages_len = nr_nodes;
-	return np_query(fd, q);
+	return np_query_out(fd, q, status, node_pages, nr_nodes);
 }
 
 int np_query_array(int fd, int pid, __u32 flags,
@@ -151,10 +160,7 @@ int np_query_array(int fd, int pid, __u32 flags,
 	np_query_init(q, pid, flags | NUMAPLACE_QUERY_PAGES);
 	q->pages_ptr = (uintptr_t)pages;
 	q->count = count;
-	q->status_ptr = (uintptr_t)status;
-	q->node_pages_ptr = (uintptr_t)node_pages;
-	q->node_pages_len = nr_nodes;
-	return np_query(fd, q);
+	return np_query_out(fd, q, status, node_pages, nr_nodes);
 }
 
 int np_write_str(const char *path, const char *val)
@@ -324,6 +330,19 @@ int np_fail_slot(int status)
 	}
 }
 
+__u64 np_count_fails(const __s32 *status, size_t n, __u64 *fail)
+{
+	__u64 nfail = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (status[i] >= 0)
+			continue;
+		nfail++;
+		fail[np_fail_slot(status[i])]++;
+	}
+	return nfail;
+}
+
 int np_check_mig_counters(struct np_ctx *c, const char *what,
 			  const struct numaplace_migrate *m,
 			  const __s32 *status, size_t n,
@@ -333,12 +352,8 @@ int np_check_mig_counters(struct np_ctx *c, const char *what,
 	int bad = 0;
 
 	np_log_start(c);
-	for (size_t i = 0; status && i < n; i++) {
-		if (status[i] >= 0)
-			continue;
-		nfail++;
-		fail[np_fail_slot(status[i])]++;
-	}
+	if (status)
+		nfail = np_count_fails(status, n, fail);
 	for (int r = 0; r < NUMAPLACE_FAIL_MAX; r++) {
 		sum += m->nr_failed[r];
 		if (status && m->nr_failed[r] != fail[r]) {
@@ -531,4 +546,131 @@ unsigned int np_time_scale(void)
 	long k = v ? strtol(v, NULL, 10) : 1;
 
 	return k < 1 || k > NP_TIMEOUT_SCALE_MAX ? 1 : k;
+}
+
+pid_t np_fork_ready(int (*fn)(void *arg), void *arg)
+{
+	int pfd[2];
+	pid_t pid;
+	char x;
+
+	if (pipe(pfd))
+		return -1;
+	pid = fork();
+	if (pid < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return -1;
+	}
+	if (!pid) {
+		close(pfd[0]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (fn && fn(arg))
+			_exit(1);
+		if (write(pfd[1], "r", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(pfd[1]);
+	if (read(pfd[0], &x, 1) != 1) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		pid = -1;
+	}
+	close(pfd[0]);
+	return pid;
+}
+
+struct np_sharer {
+	char *p;
+	size_t len;
+};
+
+static int np_sharer_touch(void *arg)
+{
+	const struct np_sharer *s = arg;
+	size_t psz = sysconf(_SC_PAGESIZE);
+
+	for (size_t off = 0; off < s->len; off += psz)
+		(void)((volatile char *)s->p)[off];
+	return 0;
+}
+
+pid_t np_fork_sharer(char *p, size_t len)
+{
+	struct np_sharer s = { .p = p, .len = len };
+
+	return np_fork_ready(np_sharer_touch, &s);
+}
+
+const char *const np_bad_names[NP_BAD_MAX] = {
+	"NULL", "kernel", "unmapped", "PROT_NONE", "read-only",
+};
+
+void *np_bad_pointer(enum np_bad k, const void *src, size_t len)
+{
+	size_t psz = sysconf(_SC_PAGESIZE);
+	char *m;
+
+	switch (k) {
+	case NP_BAD_NULL:
+		return NULL;
+	case NP_BAD_KERNEL:
+		return (void *)0xffff888000001000UL;
+	default:
+		break;
+	}
+	m = mmap(NULL, 4 * psz, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	if (src)
+		memcpy(m, src, len);
+	if (k == NP_BAD_UNMAPPED)
+		munmap(m, 4 * psz);
+	else
+		mprotect(m, 4 * psz, k == NP_BAD_PROTNONE ? PROT_NONE :
+			 PROT_READ);
+	return m;
+}
+
+static void *np_idle_fn(void *arg)
+{
+	struct np_idle *t = arg;
+
+	pthread_mutex_lock(&t->lock);
+	t->tid = gettid();
+	pthread_cond_broadcast(&t->cond);
+	while (!t->stop)
+		pthread_cond_wait(&t->cond, &t->lock);
+	pthread_mutex_unlock(&t->lock);
+	return NULL;
+}
+
+int np_idle_start(struct np_idle *t)
+{
+	int ret;
+
+	pthread_mutex_init(&t->lock, NULL);
+	pthread_cond_init(&t->cond, NULL);
+	t->tid = 0;
+	t->stop = 0;
+	ret = pthread_create(&t->th, NULL, np_idle_fn, t);
+	if (ret)
+		return -ret;
+	pthread_mutex_lock(&t->lock);
+	while (!t->tid)
+		pthread_cond_wait(&t->cond, &t->lock);
+	pthread_mutex_unlock(&t->lock);
+	return 0;
+}
+
+void np_idle_stop(struct np_idle *t)
+{
+	pthread_mutex_lock(&t->lock);
+	t->stop = 1;
+	pthread_cond_broadcast(&t->cond);
+	pthread_mutex_unlock(&t->lock);
+	pthread_join(t->th, NULL);
 }

@@ -22,6 +22,7 @@
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <time.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <linux/kernel-page-flags.h>
@@ -431,6 +432,12 @@ long np_pages_not_on(int pid, const char *buf, size_t n,
 int np_fail_slot(int status);
 
 /*
+ * The negative entries of @status[@n] by NUMAPLACE_FAIL_* slot, added to
+ * @fail[NUMAPLACE_FAIL_MAX]; their number.
+ */
+__u64 np_count_fails(const __s32 *status, size_t n, __u64 *fail);
+
+/*
  * A MIGRATE call's counters against its @n statuses: nr_failed_pages is
  * the number of negative statuses and nr_failed[] splits them by reason;
  * in range mode (@range) moved + in place + failed is every page handled.
@@ -447,6 +454,54 @@ long np_mempolicy(int mode, int node);
 
 /* CLOCK_MONOTONIC in milliseconds. */
 long np_mono_ms(void);
+
+/*
+ * A child that dies with its parent (PR_SET_PDEATHSIG), runs @fn(@arg)
+ * when @fn is set (non-zero: it exits before telling), tells its parent
+ * through a pipe that it is ready and waits to be killed. Its pid once
+ * it told, or -1 (a child that did not tell is killed and reaped).
+ */
+pid_t np_fork_ready(int (*fn)(void *arg), void *arg);
+
+/*
+ * A child that reads every page of [@p, @p + @len) (so that it maps
+ * them too: shared, or copy-on-write) and waits to be killed. Its pid,
+ * or -1.
+ */
+pid_t np_fork_sharer(char *p, size_t len);
+
+/*
+ * A thread of the caller's that waits until np_idle_stop(): its thread id
+ * (t->tid) names the caller's mm. np_idle_start(): 0 or -errno, t->tid
+ * set.
+ */
+struct np_idle {
+	pthread_t th;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pid_t tid;
+	int stop;
+};
+
+int np_idle_start(struct np_idle *t);
+void np_idle_stop(struct np_idle *t);
+
+/*
+ * The kinds of bad user pointer the bad-pointer tests pass in every
+ * buffer (np_bad_names[] names them).
+ */
+enum np_bad {
+	NP_BAD_NULL, NP_BAD_KERNEL, NP_BAD_UNMAPPED, NP_BAD_PROTNONE,
+	NP_BAD_RDONLY, NP_BAD_MAX
+};
+
+extern const char *const np_bad_names[NP_BAD_MAX];
+
+/*
+ * A pointer of kind @k to @len bytes (at most 4 pages) holding @src
+ * (read-only: a copy); NULL for NP_BAD_NULL or when it cannot be made.
+ */
+void *np_bad_pointer(enum np_bad k, const void *src, size_t len);
 
 /*
  * nr_isolated_anon and nr_isolated_file of /proc/vmstat, after folding

@@ -35,396 +35,8 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
-#include "np_test.h"
+#include "soak_lib.h"
 #include "kselftest_harness.h"
-
-#define NP_SOAK_DEFAULT_S	15	/* NP_SOAK_SECONDS unset: make check */
-#define NP_SOAK_MAX_S		3600	/* the harness's timeout needs a bound */
-#define NP_SOAK_END_S		300	/* final checks, after the mix */
-#define NP_SOAK_PAGES		256	/* pages of a 4 KiB-page buffer */
-#define NP_SOAK_THP_PAGES	1024	/* two PMDs */
-#define NP_SOAK_MIGRATORS	2	/* threads mixing queries and moves */
-#define NP_SOAK_SLOTS		4	/* scratch regions of the churn thread */
-#define NP_SOAK_SLOT_PAGES	64	/* pages of a scratch region */
-#define NP_SOAK_LOG		8	/* failure lines printed, then counted */
-#define NP_SOAK_FINAL_TRIES	10	/* calls to get -EBUSY pages home */
-#define NP_SOAK_ISO_WAIT_MS	10000	/* nr_isolated back to baseline in */
-#define NP_SOAK_WRITER_NAP_US	500	/* writers pause after each pass */
-#define NP_PMD			(2UL << 20)
-#ifndef MADV_COLLAPSE
-#define MADV_COLLAPSE		25	/* v6.1 */
-#endif
-#ifndef MREMAP_DONTUNMAP
-#define MREMAP_DONTUNMAP	4	/* v5.7 */
-#endif
-
-enum np_sb_kind { NP_SB_ANON, NP_SB_THP, NP_SB_FORK, NP_SB_MEMFD, NP_SB_NR };
-static const char *const np_sb_name[NP_SB_NR] = {
-	"anon", "thp", "shared_fork", "memfd"
-};
-
-/* Shared with the fork child (MAP_SHARED). */
-struct np_soak_shared {
-	atomic_int stop;	/* writers: leave */
-	atomic_int verify;	/* the child: check every page, exit */
-	atomic_int child_ready;
-	atomic_int child_done;
-	atomic_long errors;	/* failures of any thread or process */
-	atomic_long logged;	/* failure lines printed */
-	atomic_long child_bad;	/* pages the child saw wrong at the end */
-	atomic_long writes;	/* pages stamped */
-	char *buf[NP_SB_NR];
-	size_t n[NP_SB_NR];	/* pages */
-	atomic_ullong *gen[NP_SB_NR]; /* last generation of each page */
-};
-
-static long psz;
-static struct np_soak_shared *sh;
-
-/*
- * ksft_print_msg() and flush: the harness ends a test with _exit(), which
- * drops what stdio still buffers when stdout is a file (run_tests.sh).
- */
-#define np_msg(fmt, ...)						\
-	do {								\
-		ksft_print_msg(fmt, ##__VA_ARGS__);			\
-		fflush(stdout);						\
-	} while (0)
-
-#define np_fail(fmt, ...)						\
-	do {								\
-		atomic_fetch_add(&sh->errors, 1);			\
-		if (atomic_fetch_add(&sh->logged, 1) < NP_SOAK_LOG)	\
-			fprintf(stderr, "# FAIL " fmt "\n", ##__VA_ARGS__); \
-	} while (0)
-
-/* xorshift64*: one state per thread, derived from the seed. */
-static __u64 np_rand(__u64 *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 0x2545f4914f6cdd1dULL;
-}
-
-static unsigned long np_rand_below(__u64 *s, unsigned long n)
-{
-	return n ? np_rand(s) % n : 0;
-}
-
-static __u64 np_word(int b, size_t i, __u64 g, size_t k)
-{
-	__u64 x = ((__u64)b << 56 | (i + 1)) * 0x9e3779b97f4a7c15ULL ^
-		  g * 0xc2b2ae3d27d4eb4fULL;
-
-	return x ^ (k * 0x165667b19e3779f9ULL) ^ (x >> 29);
-}
-
-static int np_page_ok(const char *p, int b, size_t i, __u64 g)
-{
-	const volatile __u64 *w = (const __u64 *)p;
-
-	for (size_t k = 0; k < psz / 8; k++)
-		if (w[k] != np_word(b, i, g, k))
-			return 0;
-	return 1;
-}
-
-static void np_page_stamp(char *p, int b, size_t i, __u64 g)
-{
-	volatile __u64 *w = (__u64 *)p;
-
-	for (size_t k = 0; k < psz / 8; k++)
-		w[k] = np_word(b, i, g, k);
-}
-
-/* Writer of buffer @b: pages i with i % stride == id. */
-static void np_write_loop(int b, size_t id, size_t stride)
-{
-	char *buf = sh->buf[b];
-
-	for (__u64 g = 1; !atomic_load(&sh->stop); g++) {
-		for (size_t i = id; i < sh->n[b]; i += stride) {
-			__u64 last = atomic_load(&sh->gen[b][i]);
-
-			if (!np_page_ok(buf + i * psz, b, i, last))
-				np_fail("%s page %zu: not generation %llu",
-					np_sb_name[b], i,
-					(unsigned long long)last);
-			np_page_stamp(buf + i * psz, b, i, g);
-			atomic_store(&sh->gen[b][i], g);
-			atomic_fetch_add(&sh->writes, 1);
-		}
-		usleep(NP_SOAK_WRITER_NAP_US);
-	}
-}
-
-static void *np_writer(void *arg)
-{
-	int b = (int)(intptr_t)arg;
-
-	np_write_loop(b, 0, b == NP_SB_FORK ? 2 : 1);
-	return NULL;
-}
-
-/* Pages of buffer @b not holding their last stamp; the first in *first. */
-static long np_bad_pages(int b, long *first)
-{
-	long bad = 0;
-
-	for (size_t i = 0; i < sh->n[b]; i++) {
-		if (np_page_ok(sh->buf[b] + i * psz, b, i,
-			       atomic_load(&sh->gen[b][i])))
-			continue;
-		if (!bad)
-			*first = i;
-		bad++;
-	}
-	return bad;
-}
-
-static void np_soak_child(void)
-{
-	long first = -1;
-
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	for (size_t i = 0; i < sh->n[NP_SB_FORK]; i++)
-		(void)((volatile char *)sh->buf[NP_SB_FORK])[i * psz];
-	atomic_store(&sh->child_ready, 1);
-	np_write_loop(NP_SB_FORK, 1, 2);
-	atomic_store(&sh->child_done, 1);
-	while (!atomic_load(&sh->verify))
-		usleep(1000);
-	atomic_store(&sh->child_bad, np_bad_pages(NP_SB_FORK, &first));
-	_exit(0);
-}
-
-/* ---- scratch regions: the churn thread's, the migrators' targets ---- */
-
-struct np_slot {
-	_Atomic(uintptr_t) addr;	/* 0: nothing mapped */
-	size_t len;			/* the churn thread's alone */
-	__u64 gen;
-	int zero;			/* contents: zeros, not the pattern */
-};
-
-static struct np_slot slots[NP_SOAK_SLOTS];
-
-static __u64 np_slot_word(int s, __u64 g, size_t k)
-{
-	return np_word(NP_SB_NR + s, k / (psz / 8), g, k);
-}
-
-static void np_slot_fill(int s)
-{
-	volatile __u64 *w = (__u64 *)atomic_load(&slots[s].addr);
-
-	slots[s].gen++;
-	slots[s].zero = 0;
-	for (size_t k = 0; k < slots[s].len / 8; k++)
-		w[k] = np_slot_word(s, slots[s].gen, k);
-}
-
-/* 0 if scratch region @s at @addr holds what it should, else a word + 1. */
-static size_t np_slot_check(int s, uintptr_t addr)
-{
-	const volatile __u64 *w = (const __u64 *)addr;
-
-	for (size_t k = 0; k < slots[s].len / 8; k++)
-		if (w[k] != (slots[s].zero ? 0 : np_slot_word(s, slots[s].gen, k)))
-			return k + 1;
-	return 0;
-}
-
-static void np_slot_verify(int s, const char *after)
-{
-	size_t k = np_slot_check(s, atomic_load(&slots[s].addr));
-
-	if (k)
-		np_fail("scratch %d after %s: word %zu (page %zu) wrong", s,
-			after, k - 1, (k - 1) / (psz / 8));
-}
-
-static void np_slot_map(int s, __u64 *rs)
-{
-	size_t len = NP_SOAK_SLOT_PAGES * psz;
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (p == MAP_FAILED) {
-		np_fail("scratch %d: mmap: %s", s, strerror(errno));
-		return;
-	}
-	slots[s].len = len;
-	atomic_store(&slots[s].addr, (uintptr_t)p);
-	np_slot_fill(s);
-}
-
-static void np_slot_unmap(int s)
-{
-	uintptr_t a = atomic_exchange(&slots[s].addr, 0);
-
-	munmap((void *)a, slots[s].len);
-}
-
-/* mremap: grow and move, move to a fixed spot, or move keeping the old. */
-static void np_slot_remap(int s, __u64 *rs)
-{
-	uintptr_t old = atomic_load(&slots[s].addr);
-	size_t len = slots[s].len;
-	int how = np_rand_below(rs, 3);
-	void *p, *dst = NULL;
-
-	if (how == 1) {
-		dst = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
-			   -1, 0);
-		if (dst == MAP_FAILED) {
-			np_fail("scratch %d: mmap: %s", s, strerror(errno));
-			return;
-		}
-	}
-	switch (how) {
-	case 0:
-		p = mremap((void *)old, len, len + psz, MREMAP_MAYMOVE);
-		break;
-	case 1:
-		p = mremap((void *)old, len, len, MREMAP_MAYMOVE | MREMAP_FIXED,
-			   dst);
-		break;
-	default:
-		/* new_address is read (a hint) with DONTUNMAP alone. */
-		p = mremap((void *)old, len, len,
-			   MREMAP_MAYMOVE | MREMAP_DONTUNMAP, NULL);
-		break;
-	}
-	if (p == MAP_FAILED) {
-		np_fail("scratch %d: mremap %d: %s", s, how, strerror(errno));
-		if (dst)
-			munmap(dst, len);
-		return;
-	}
-	atomic_store(&slots[s].addr, (uintptr_t)p);
-	np_slot_verify(s, how == 0 ? "mremap grow" :
-		       how == 1 ? "mremap fixed" : "mremap dontunmap");
-	if (how == 0) {
-		/* The new page is zero; make the whole region the pattern. */
-		slots[s].len = len + psz;
-		np_slot_fill(s);
-	} else if (how == 2) {
-		munmap((void *)old, len);
-	}
-}
-
-/* fork: the child sees the same bytes, writes its copy, parent unchanged. */
-static void np_slot_fork(int s)
-{
-	uintptr_t a = atomic_load(&slots[s].addr);
-	int status;
-	pid_t pid;
-
-	pid = fork();
-	if (pid < 0) {
-		np_fail("fork: %s", strerror(errno));
-		return;
-	}
-	if (pid == 0) {
-		int bad = np_slot_check(s, a) != 0;
-
-		memset((void *)a, 0x5a, slots[s].len);
-		_exit(bad ? 1 : 0);
-	}
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
-	    WEXITSTATUS(status))
-		np_fail("scratch %d: fork child status %#x", s, status);
-	np_slot_verify(s, "fork");
-}
-
-static void np_slot_advise(int s, __u64 *rs)
-{
-	static const int advice[] = { MADV_DONTNEED, MADV_FREE, MADV_PAGEOUT,
-				      MADV_HUGEPAGE, MADV_NOHUGEPAGE,
-				      MADV_COLLAPSE };
-	int a = advice[np_rand_below(rs, sizeof(advice) / sizeof(advice[0]))];
-	void *p = (void *)atomic_load(&slots[s].addr);
-
-	/* Errors are fine (no swap, no THP): the bytes are what counts. */
-	madvise(p, slots[s].len, a);
-	if (a == MADV_DONTNEED) {
-		slots[s].zero = 1;
-	} else if (a == MADV_FREE) {
-		/* The kernel may or may not have dropped them: refill. */
-		np_slot_fill(s);
-		return;
-	}
-	np_slot_verify(s, "madvise");
-	if (slots[s].zero)
-		np_slot_fill(s);
-}
-
-static void np_slot_protect(int s)
-{
-	void *p = (void *)atomic_load(&slots[s].addr);
-
-	if (mprotect(p, slots[s].len, PROT_READ)) {
-		np_fail("scratch %d: mprotect: %s", s, strerror(errno));
-		return;
-	}
-	np_slot_verify(s, "mprotect");
-	mprotect(p, slots[s].len, PROT_READ | PROT_WRITE);
-}
-
-struct np_soak_ops {
-	atomic_long queries, migrations, moved, busy, churn;
-};
-static struct np_soak_ops ops;
-static atomic_int mix_stop;
-
-struct np_churn_arg {
-	__u64 seed;
-};
-
-static void *np_churn(void *arg)
-{
-	struct np_churn_arg *c = arg;
-	__u64 rs = c->seed;
-
-	for (int s = 0; s < NP_SOAK_SLOTS; s++)
-		np_slot_map(s, &rs);
-	while (!atomic_load(&mix_stop)) {
-		int s = np_rand_below(&rs, NP_SOAK_SLOTS);
-
-		if (!atomic_load(&slots[s].addr)) {
-			np_slot_map(s, &rs);
-			continue;
-		}
-		switch (np_rand_below(&rs, 6)) {
-		case 0:
-			np_slot_unmap(s);
-			break;
-		case 1:
-			np_slot_remap(s, &rs);
-			break;
-		case 2:
-			np_slot_fork(s);
-			break;
-		case 3:
-			np_slot_advise(s, &rs);
-			break;
-		case 4:
-			np_slot_protect(s);
-			break;
-		default:
-			np_slot_fill(s);
-			np_slot_verify(s, "refill");
-			break;
-		}
-		atomic_fetch_add(&ops.churn, 1);
-	}
-	for (int s = 0; s < NP_SOAK_SLOTS; s++)
-		if (atomic_load(&slots[s].addr))
-			np_slot_unmap(s);
-	return NULL;
-}
 
 /* ---- the migrators ---------------------------------------------------- */
 
@@ -452,17 +64,17 @@ static void np_pick(struct np_migrator *mg, struct np_target *t)
 
 	if (np_rand_below(&mg->rs, 5) == 0) {
 		t->b = -1;
-		t->start = atomic_load(&slots[np_rand_below(&mg->rs,
+		t->start = atomic_load(&np_soak_slots[np_rand_below(&mg->rs,
 							     NP_SOAK_SLOTS)].addr);
 		if (!t->start)		/* unmapped now: the text's neighbourhood */
-			t->start = (uintptr_t)&slots & ~(psz - 1);
+			t->start = (uintptr_t)&np_soak_slots & ~(np_soak_psz - 1);
 		t->n = 1 + np_rand_below(&mg->rs, NP_SOAK_SLOT_PAGES);
 		return;
 	}
 	t->b = np_rand_below(&mg->rs, NP_SB_NR);
-	first = np_rand_below(&mg->rs, sh->n[t->b]);
-	t->n = 1 + np_rand_below(&mg->rs, sh->n[t->b] - first);
-	t->start = (uintptr_t)sh->buf[t->b] + first * psz;
+	first = np_rand_below(&mg->rs, np_soak_sh->n[t->b]);
+	t->n = 1 + np_rand_below(&mg->rs, np_soak_sh->n[t->b] - first);
+	t->start = (uintptr_t)np_soak_sh->buf[t->b] + first * np_soak_psz;
 }
 
 static int np_node_has_memory(struct np_migrator *mg, int node)
@@ -489,8 +101,8 @@ static void np_soak_query(struct np_migrator *mg, const struct np_target *t)
 		st[i] = NP_SENTINEL;
 	if (array) {
 		for (size_t i = 0; i < n; i++)
-			addrs[i] = t->start + np_rand_below(&mg->rs, n) * psz +
-				   np_rand_below(&mg->rs, psz);
+			addrs[i] = t->start + np_rand_below(&mg->rs, n) * np_soak_psz +
+				   np_rand_below(&mg->rs, np_soak_psz);
 		ret = np_query_array(mg->fd, 0, flags, addrs, n, st, np,
 				     mg->c.nr_nodes, &q);
 	} else {
@@ -499,10 +111,10 @@ static void np_soak_query(struct np_migrator *mg, const struct np_target *t)
 			cap = n + 1;
 			runs = calloc(cap, sizeof(*runs));
 		}
-		ret = np_query_range(mg->fd, 0, flags, t->start, n * psz, runs,
+		ret = np_query_range(mg->fd, 0, flags, t->start, n * np_soak_psz, runs,
 				     cap, st, np, mg->c.nr_nodes, &q);
 	}
-	atomic_fetch_add(&ops.queries, 1);
+	atomic_fetch_add(&np_soak_count.queries, 1);
 	if (ret) {
 		np_fail("query %s %zu pages%s: %s", array ? "array" : "range",
 			n, flags ? " as_syscall" : "", strerror(-ret));
@@ -585,7 +197,7 @@ static int np_status_target(struct np_migrator *mg, const struct np_target *t,
 	if (t->b == NP_SB_THP)
 		return np_node_has_memory(mg, s);
 	for (size_t j = 0; j < n; j++)
-		if (addrs[j] / psz == addrs[i] / psz && nodes[j] == s)
+		if (addrs[j] / np_soak_psz == addrs[i] / np_soak_psz && nodes[j] == s)
 			return 1;
 	return 0;
 }
@@ -600,14 +212,9 @@ static int np_status_target(struct np_migrator *mg, const struct np_target *t,
 static void np_soak_counters(const char *what, const struct numaplace_migrate *m,
 			     const __s32 *st, size_t n, int range, __u32 allowed)
 {
-	__u64 fail[NUMAPLACE_FAIL_MAX] = { 0 }, nfail = 0, sum = 0;
+	__u64 fail[NUMAPLACE_FAIL_MAX] = { 0 }, sum = 0;
+	__u64 nfail = np_count_fails(st, n, fail);
 
-	for (size_t i = 0; i < n; i++) {
-		if (st[i] >= 0)
-			continue;
-		nfail++;
-		fail[np_fail_slot(st[i])]++;
-	}
 	for (int r = 0; r < NUMAPLACE_FAIL_MAX; r++) {
 		sum += m->nr_failed[r];
 		if (m->nr_failed[r] != fail[r])
@@ -654,7 +261,7 @@ static void np_soak_migrate(struct np_migrator *mg, const struct np_target *t)
 	for (size_t i = 0; i <= n; i++)
 		st[i] = NP_SENTINEL;
 	for (size_t i = 0; i < n; i++) {
-		addrs[i] = t->start + (array ? np_rand_below(&mg->rs, n) : i) * psz;
+		addrs[i] = t->start + (array ? np_rand_below(&mg->rs, n) : i) * np_soak_psz;
 		nodes[i] = mg->nodes[np_rand_below(&mg->rs, mg->nr_nodes)];
 	}
 	np_migrate_init(&m, 0, flags, policy);
@@ -663,7 +270,7 @@ static void np_soak_migrate(struct np_migrator *mg, const struct np_target *t)
 		m.count = n;
 	} else {
 		m.start = t->start;
-		m.len = n * psz;
+		m.len = n * np_soak_psz;
 	}
 	m.status_ptr = (uintptr_t)st;
 	m.node = nodes[0];
@@ -675,7 +282,7 @@ static void np_soak_migrate(struct np_migrator *mg, const struct np_target *t)
 	if (policy == NUMAPLACE_POLICY_INTERLEAVE)
 		memcpy(m.node_set, set, sizeof(set));
 	ret = np_migrate(mg->fd, &m);
-	atomic_fetch_add(&ops.migrations, 1);
+	atomic_fetch_add(&np_soak_count.migrations, 1);
 	snprintf(what, sizeof(what), "migrate %s of %s, %zu pages, flags %#x policy %d",
 		 array ? "array" : "range",
 		 t->b < 0 ? "scratch" : np_sb_name[t->b], n, flags, policy);
@@ -706,13 +313,13 @@ static void np_soak_migrate(struct np_migrator *mg, const struct np_target *t)
 		} else if (s == -EBUSY || s == -ENOMEM || s == -ENOENT ||
 			   (s == -EACCES && !(flags & NUMAPLACE_MIGRATE_MOVE_ALL)) ||
 			   (s == -EFAULT && t->b < 0)) {
-			atomic_fetch_add(&ops.busy, s == -EBUSY);
+			atomic_fetch_add(&np_soak_count.busy, s == -EBUSY);
 			continue;
 		}
 		np_fail("%s: page %zu status %d", what, i, s);
 		break;
 	}
-	atomic_fetch_add(&ops.moved, m.nr_moved_pages);
+	atomic_fetch_add(&np_soak_count.moved, m.nr_moved_pages);
 out:
 	free(addrs);
 	free(st);
@@ -724,7 +331,7 @@ static void *np_migrator_run(void *arg)
 	struct np_migrator *mg = arg;
 	struct np_target t;
 
-	while (!atomic_load(&mix_stop)) {
+	while (!atomic_load(&np_soak_stop)) {
 		np_pick(mg, &t);
 		if (np_rand_below(&mg->rs, 5) < 2)
 			np_soak_query(mg, &t);
@@ -752,7 +359,7 @@ FIXTURE_SETUP(soak)
 	self->kid = -1;
 	self->mfd = -1;
 	self->fd = -1;
-	sh = MAP_FAILED;
+	np_soak_sh = MAP_FAILED;
 	self->refcnt = np_read_long("/sys/module/numaplace/refcnt");
 	self->fd = np_open();
 	if (self->fd == -ENOENT)
@@ -769,14 +376,14 @@ FIXTURE_SETUP(soak)
 	    !np_node_isset(self->info.node_memory, 1))
 		SKIP(return, "needs memory on nodes 0 and 1");
 	ASSERT_EQ(0, np_ctx_init(&self->c, self->fd, 0));
-	psz = self->c.psz;
+	np_soak_psz = self->c.psz;
 	np_write_str("/proc/sys/kernel/numa_balancing", "0");
 }
 
 FIXTURE_TEARDOWN(soak)
 {
-	if (sh != MAP_FAILED)
-		atomic_store(&sh->stop, 1);
+	if (np_soak_sh != MAP_FAILED)
+		atomic_store(&np_soak_sh->stop, 1);
 	if (self->kid > 0) {
 		kill(self->kid, SIGKILL);
 		waitpid(self->kid, NULL, 0);
@@ -790,22 +397,13 @@ FIXTURE_TEARDOWN(soak)
 /* The buffer @b, its first stamps written on node 0. */
 static char *np_soak_buf(FIXTURE_DATA(soak) *self, int b, size_t n)
 {
-	size_t len = n * psz;
-	char *raw, *p;
+	size_t len = n * np_soak_psz;
+	char *p;
 
 	switch (b) {
 	case NP_SB_ANON:
 	case NP_SB_THP:
-		raw = mmap(NULL, len + NP_PMD, PROT_READ | PROT_WRITE,
-			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (raw == MAP_FAILED)
-			return NULL;
-		p = (char *)(((uintptr_t)raw + NP_PMD - 1) & ~(NP_PMD - 1));
-		if (p > raw)
-			munmap(raw, p - raw);
-		munmap(p + len, raw + NP_PMD - p);
-		madvise(p, len, b == NP_SB_THP ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
-		return p;
+		return np_pmd_map(len, b == NP_SB_THP);
 	case NP_SB_FORK:
 		p = mmap(NULL, len, PROT_READ | PROT_WRITE,
 			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -837,7 +435,7 @@ static long np_env_long(const char *name, long dflt, long max)
 /* Pages of buffer @b not on @node (move_pages(2) of @pid). */
 static long np_not_on(int pid, int b, int node, long *first, int *where)
 {
-	return np_pages_not_on(pid, sh->buf[b], sh->n[b], node, first, where);
+	return np_pages_not_on(pid, np_soak_sh->buf[b], np_soak_sh->n[b], node, first, where);
 }
 
 TEST_F_TIMEOUT(soak, mix, NP_SOAK_MAX_S + NP_SOAK_END_S)
@@ -871,23 +469,23 @@ TEST_F_TIMEOUT(soak, mix, NP_SOAK_MAX_S + NP_SOAK_END_S)
 	ASSERT_EQ(0, np_isolated(&iso_anon0, &iso_file0));
 
 	/* Shared state and generations, then the buffers on node 0. */
-	self->slen = sizeof(*sh);
+	self->slen = sizeof(*np_soak_sh);
 	for (int b = 0; b < NP_SB_NR; b++)
 		self->slen += (b == NP_SB_THP ? NP_SOAK_THP_PAGES : NP_SOAK_PAGES) *
 			      sizeof(atomic_ullong);
-	sh = mmap(NULL, self->slen, PROT_READ | PROT_WRITE,
+	np_soak_sh = mmap(NULL, self->slen, PROT_READ | PROT_WRITE,
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, sh);
-	gens = (char *)(sh + 1);
+	ASSERT_NE(MAP_FAILED, np_soak_sh);
+	gens = (char *)(np_soak_sh + 1);
 	np_mempolicy(MPOL_BIND, 0);
 	for (int b = 0; b < NP_SB_NR; b++) {
-		sh->n[b] = b == NP_SB_THP ? NP_SOAK_THP_PAGES : NP_SOAK_PAGES;
-		sh->gen[b] = (atomic_ullong *)(gens + gen_off);
-		gen_off += sh->n[b] * sizeof(atomic_ullong);
-		sh->buf[b] = np_soak_buf(self, b, sh->n[b]);
-		ASSERT_NE(NULL, sh->buf[b]) TH_LOG("buffer %s", np_sb_name[b]);
-		for (size_t i = 0; i < sh->n[b]; i++)
-			np_page_stamp(sh->buf[b] + i * psz, b, i, 0);
+		np_soak_sh->n[b] = b == NP_SB_THP ? NP_SOAK_THP_PAGES : NP_SOAK_PAGES;
+		np_soak_sh->gen[b] = (atomic_ullong *)(gens + gen_off);
+		gen_off += np_soak_sh->n[b] * sizeof(atomic_ullong);
+		np_soak_sh->buf[b] = np_soak_buf(self, b, np_soak_sh->n[b]);
+		ASSERT_NE(NULL, np_soak_sh->buf[b]) TH_LOG("buffer %s", np_sb_name[b]);
+		for (size_t i = 0; i < np_soak_sh->n[b]; i++)
+			np_page_stamp(np_soak_sh->buf[b] + i * np_soak_psz, b, i, 0);
 	}
 	np_mempolicy(MPOL_DEFAULT, -1);
 
@@ -895,7 +493,7 @@ TEST_F_TIMEOUT(soak, mix, NP_SOAK_MAX_S + NP_SOAK_END_S)
 	ASSERT_GE(self->kid, 0);
 	if (self->kid == 0)
 		np_soak_child();
-	while (!atomic_load(&sh->child_ready)) {
+	while (!atomic_load(&np_soak_sh->child_ready)) {
 		ASSERT_EQ(0, waitpid(self->kid, &status, WNOHANG))
 			TH_LOG("the child died: status %#x", status);
 		usleep(1000);
@@ -927,26 +525,26 @@ TEST_F_TIMEOUT(soak, mix, NP_SOAK_MAX_S + NP_SOAK_END_S)
 		}
 		usleep(100000);
 	}
-	atomic_store(&mix_stop, 1);
+	atomic_store(&np_soak_stop, 1);
 	for (int i = 0; i < NP_SOAK_MIGRATORS; i++) {
 		pthread_join(mg[i].th, NULL);
 		close(mg[i].fd);
 	}
 	pthread_join(churn, NULL);
-	atomic_store(&sh->stop, 1);
+	atomic_store(&np_soak_sh->stop, 1);
 	for (int b = 0; b < NP_SB_NR; b++)
 		pthread_join(wr[b], NULL);
-	while (!atomic_load(&sh->child_done)) {
+	while (!atomic_load(&np_soak_sh->child_done)) {
 		ASSERT_EQ(0, waitpid(self->kid, &status, WNOHANG))
 			TH_LOG("the child died: status %#x", status);
 		usleep(1000);
 	}
 	np_msg("%ld queries, %ld migrations (%ld pages moved, %ld -EBUSY), "
 		       "%ld churn steps, %ld pages stamped in %ld ms\n",
-		       (long)ops.queries, (long)ops.migrations, (long)ops.moved,
-		       (long)ops.busy, (long)ops.churn, (long)sh->writes,
+		       (long)np_soak_count.queries, (long)np_soak_count.migrations, (long)np_soak_count.moved,
+		       (long)np_soak_count.busy, (long)np_soak_count.churn, (long)np_soak_sh->writes,
 		       np_mono_ms() - t0);
-	EXPECT_EQ(0, atomic_load(&sh->errors));
+	EXPECT_EQ(0, atomic_load(&np_soak_sh->errors));
 
 	/* 1. Every byte the last value written, in both views. */
 	for (int b = 0; b < NP_SB_NR; b++) {
@@ -954,12 +552,12 @@ TEST_F_TIMEOUT(soak, mix, NP_SOAK_MAX_S + NP_SOAK_END_S)
 		EXPECT_EQ(0, np_bad_pages(b, &first))
 			TH_LOG("%s: first bad page %ld", np_sb_name[b], first);
 	}
-	atomic_store(&sh->verify, 1);
+	atomic_store(&np_soak_sh->verify, 1);
 	ASSERT_EQ(self->kid, waitpid(self->kid, &status, 0));
 	self->kid = -1;
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
 		TH_LOG("child status %#x", status);
-	EXPECT_EQ(0, atomic_load(&sh->child_bad));
+	EXPECT_EQ(0, atomic_load(&np_soak_sh->child_bad));
 
 	/* 2. Everything can go home to node 0, and is there. */
 	for (int b = 0; b < NP_SB_NR; b++) {
@@ -968,8 +566,8 @@ TEST_F_TIMEOUT(soak, mix, NP_SOAK_MAX_S + NP_SOAK_END_S)
 		for (int tries = 0; tries < NP_SOAK_FINAL_TRIES; tries++) {
 			ASSERT_EQ(0, np_migrate_node(self->fd, 0,
 						     NUMAPLACE_MIGRATE_MOVE_ALL,
-						     (uintptr_t)sh->buf[b],
-						     sh->n[b] * psz, 0, NULL, &m));
+						     (uintptr_t)np_soak_sh->buf[b],
+						     np_soak_sh->n[b] * np_soak_psz, 0, NULL, &m));
 			if (!m.nr_failed_pages)
 				break;
 			usleep(10000);
@@ -998,14 +596,14 @@ TEST_F_TIMEOUT(soak, mix, NP_SOAK_MAX_S + NP_SOAK_END_S)
 
 	/* 4. The module's references: only the fixture's fd is left. */
 	for (int b = 0; b < NP_SB_NR; b++)
-		munmap(sh->buf[b], sh->n[b] * psz);
+		munmap(np_soak_sh->buf[b], np_soak_sh->n[b] * np_soak_psz);
 	close(self->fd);
 	self->fd = -1;
 	refcnt = np_read_long("/sys/module/numaplace/refcnt");
 	if (self->refcnt >= 0)
 		EXPECT_EQ(self->refcnt, refcnt);
-	munmap(sh, self->slen);
-	sh = MAP_FAILED;
+	munmap(np_soak_sh, self->slen);
+	np_soak_sh = MAP_FAILED;
 }
 
 NP_HARNESS_MAIN
