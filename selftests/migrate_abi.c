@@ -290,25 +290,6 @@ TEST_F(migrate, bad_pointers)
 }
 
 /*
- * A guarded buffer: @nb bytes ending exactly at a PROT_NONE page.
- * Returns the start of the bytes.
- */
-static void *np_guarded(size_t nb)
-{
-	size_t len = ((nb + psz - 1) / psz + 1) * psz;
-	char *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (m == MAP_FAILED)
-		return NULL;
-	if (mprotect(m + len - psz, psz, PROT_NONE)) {
-		munmap(m, len);
-		return NULL;
-	}
-	return m + len - psz - nb;
-}
-
-/*
  * After an -EFAULT for an array entry: done says how far the call got,
  * and the statuses of those entries are written (the rest are not).
  */
@@ -329,9 +310,9 @@ TEST_F(migrate, arrays_end_on_unmapped)
 	NP_SKIPPED_OR_FILTERED();
 	const size_t n = 20;
 	char *p = np_pages_on0(n);
-	__u64 *pages = np_guarded(n * 8), big[32];
-	int *nodes = np_guarded(n * 4), bnodes[32], sys[32];
-	__s32 *gst = np_guarded(n * 4), st[32];
+	__u64 *pages = np_guarded(n * 8, NULL, NULL), big[32];
+	int *nodes = np_guarded(n * 4, NULL, NULL), bnodes[32], sys[32];
+	__s32 *gst = np_guarded(n * 4, NULL, NULL), st[32];
 	struct numaplace_migrate m;
 
 	ASSERT_NE(NULL, p);
@@ -401,9 +382,9 @@ TEST_F(migrate, count_huge)
 	const size_t n = 40, canary = 8;
 	static const __u64 counts[] = { NP_HUGE_COUNT, 1ULL << 61, ~0ULL };
 	char *p = np_pages_on0(16);
-	__u64 *pages = np_guarded(n * 8);
-	int *nodes = np_guarded(n * 4), sys[64];
-	__s32 *st = np_guarded((n + canary) * 4);
+	__u64 *pages = np_guarded(n * 8, NULL, NULL);
+	int *nodes = np_guarded(n * 4, NULL, NULL), sys[64];
+	__s32 *st = np_guarded((n + canary) * 4, NULL, NULL);
 	struct numaplace_migrate m;
 
 	ASSERT_NE(NULL, p);
@@ -443,7 +424,7 @@ TEST_F(migrate, count_huge)
 						     sys, NP_MF_MOVE));
 	}
 	/* A long range: the status buffer ends first. */
-	st = np_guarded(n * 4);
+	st = np_guarded(n * 4, NULL, NULL);
 	ASSERT_NE(NULL, st);
 	EXPECT_EQ(-EFAULT, np_migrate_node(self->fd, 0, 0, (uintptr_t)p,
 					   NP_HUGE_COUNT * psz, 1, st, &m));

@@ -96,12 +96,7 @@ int np_probe_fd(struct np_res *r, uid_t uid, int fd,
 		struct numaplace_migrate m;
 		__s32 st;
 
-		if (uid && np_drop_to(uid))
-			_exit(2);
-		if (fd < 0)
-			fd = np_open();
-		if (fd < 0)
-			_exit(3);
+		fd = np_child_device(uid, fd);
 		np_range_addrs(addrs, a->base, NP_PROBE_PAGES);
 		for (int i = 0; i < NP_PROBE_PAGES; i++) {
 			nodes[i] = a->node;

@@ -206,6 +206,17 @@ int np_become(uid_t uid, int dumpable)
 	return prctl(PR_SET_DUMPABLE, dumpable) ? -errno : 0;
 }
 
+int np_child_device(uid_t uid, int fd)
+{
+	if (uid && np_drop_to(uid))
+		_exit(2);
+	if (fd < 0)
+		fd = np_open();
+	if (fd < 0)
+		_exit(3);
+	return fd;
+}
+
 int np_proc_state(pid_t pid)
 {
 	char path[64], buf[512], *p;
@@ -505,20 +516,9 @@ int np_mig_open(int *fd, struct np_ctx *c, struct numaplace_info *info,
 			    NUMAPLACE_FEAT_MIGRATE_BATCH;
 	int ret;
 
-	*fd = np_open();
-	if (*fd == -ENOENT) {
-		snprintf(why, len, "no " NUMAPLACE_DEVICE " (module not loaded)");
-		return 1;
-	}
-	if (*fd < 0) {
-		snprintf(why, len, "open: %s", strerror(-*fd));
-		return *fd;
-	}
-	ret = np_get_info(*fd, info);
-	if (ret) {
-		snprintf(why, len, "INFO: %s", strerror(-ret));
+	ret = np_open_info(fd, info, why, len);
+	if (ret)
 		return ret;
-	}
 	if (!(info->ioctls & (1ULL << NUMAPLACE_CMD_MIGRATE)) ||
 	    !(info->features & feats)) {
 		snprintf(why, len, "module has no NUMAPLACE_IOC_MIGRATE (features %#llx)",
@@ -534,13 +534,9 @@ int np_mig_open(int *fd, struct np_ctx *c, struct numaplace_info *info,
 		snprintf(why, len, "needs memory on nodes 0 and 1");
 		return 1;
 	}
-	ret = np_ctx_init(c, *fd, 0);
-	if (ret) {
-		snprintf(why, len, "np_ctx_init: %s", strerror(-ret));
+	ret = np_ctx_ready(c, *fd, why, len);
+	if (ret)
 		return ret;
-	}
 	np_hp_recover();
-	/* Its scanner would make PROT_NONE hints at random moments. */
-	np_write_str("/proc/sys/kernel/numa_balancing", "0");
 	return 0;
 }

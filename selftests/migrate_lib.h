@@ -122,6 +122,13 @@ int np_drop_to(uid_t uid);
  */
 int np_become(uid_t uid, int dumpable);
 
+/*
+ * In a child: become @uid (0: stay) and return @fd, or the device opened
+ * after the uid change when @fd < 0. Exits the child with 2 when the uid
+ * change fails, 3 when the open does.
+ */
+int np_child_device(uid_t uid, int fd);
+
 /* Read @pid's stat state letter, or 0. */
 int np_proc_state(pid_t pid);
 

@@ -212,6 +212,20 @@ int np_expect(const struct np_ctx *c, const struct np_page *pg,
 }
 
 /*
+ * Before a query of @n entries: the sentinels in status[0..@n] and
+ * node_pages[0..nr_nodes], one past each end, that np_done_in_bounds()
+ * looks for.
+ */
+static void np_fill_sentinels(const struct np_ctx *c, __s32 *st, size_t n,
+			      __u64 *np)
+{
+	for (size_t i = 0; i <= n; i++)
+		st[i] = NP_SENTINEL;
+	for (__u32 i = 0; i <= c->nr_nodes; i++)
+		np[i] = NP_NODE_FILL;
+}
+
+/*
  * 1 (logged) unless the query answered all @n entries and wrote neither
  * status[@n] nor node_pages[nr_nodes], the sentinels past the ends.
  */
@@ -249,10 +263,7 @@ int np_check_array_modes(struct np_ctx *c, const char *label,
 	for (size_t m = 0; m < 2; m++) {
 		snprintf(what, sizeof(what), "%s array%s", label,
 			 modes[m] ? " as_syscall" : "");
-		for (size_t i = 0; i <= n; i++)
-			st[i] = NP_SENTINEL;
-		for (__u32 i = 0; i <= c->nr_nodes; i++)
-			np[i] = NP_NODE_FILL;
+		np_fill_sentinels(c, st, n, np);
 		ret = np_query_array(c->fd, c->pid, modes[m], addrs, n, st, np,
 				     c->nr_nodes, &q);
 		if (ret) {
@@ -368,10 +379,7 @@ int np_check_range(struct np_ctx *c, const char *label,
 	for (size_t m = 0; m < 2; m++) {
 		snprintf(what, sizeof(what), "%s range%s", label,
 			 modes[m] ? " as_syscall" : "");
-		for (size_t i = 0; i <= n; i++)
-			st[i] = NP_SENTINEL;
-		for (__u32 i = 0; i <= c->nr_nodes; i++)
-			np[i] = NP_NODE_FILL;
+		np_fill_sentinels(c, st, n, np);
 		memset(runs, 0xa5, (n + 2) * sizeof(*runs));
 		ret = np_query_range(c->fd, c->pid, modes[m], base,
 				     n * c->psz, runs, n + 1, st, np,

@@ -19,35 +19,15 @@ static long np_psz(void)
 int np_query_open(int *fd, struct np_ctx *c, struct numaplace_info *info,
 		  char *why, size_t len)
 {
-	int ret;
+	int ret = np_open_info(fd, info, why, len);
 
-	*fd = np_open();
-	if (*fd == -ENOENT) {
-		snprintf(why, len, "no " NUMAPLACE_DEVICE " (module not loaded)");
-		return 1;
-	}
-	if (*fd < 0) {
-		snprintf(why, len, "open " NUMAPLACE_DEVICE ": %s",
-			 strerror(-*fd));
-		return *fd;
-	}
-	ret = np_get_info(*fd, info);
-	if (ret) {
-		snprintf(why, len, "INFO: %s", strerror(-ret));
+	if (ret)
 		return ret;
-	}
 	if (!(info->features & NUMAPLACE_FEAT_QUERY)) {
 		snprintf(why, len, "module has no NUMAPLACE_FEAT_QUERY");
 		return 1;
 	}
-	ret = np_ctx_init(c, *fd, 0);
-	if (ret) {
-		snprintf(why, len, "np_ctx_init: %s", strerror(-ret));
-		return ret;
-	}
-	/* Its scanner would make PROT_NONE hints at random moments. */
-	np_write_str("/proc/sys/kernel/numa_balancing", "0");
-	return 0;
+	return np_ctx_ready(c, *fd, why, len);
 }
 
 int np_other_node(const struct numaplace_info *info, int node)

@@ -635,6 +635,60 @@ void *np_bad_pointer(enum np_bad k, const void *src, size_t len)
 	return m;
 }
 
+int np_open_info(int *fd, struct numaplace_info *info, char *why,
+		 size_t len)
+{
+	int ret;
+
+	*fd = np_open();
+	if (*fd == -ENOENT) {
+		snprintf(why, len, "no " NUMAPLACE_DEVICE " (module not loaded)");
+		return 1;
+	}
+	if (*fd < 0) {
+		snprintf(why, len, "open " NUMAPLACE_DEVICE ": %s",
+			 strerror(-*fd));
+		return *fd;
+	}
+	ret = np_get_info(*fd, info);
+	if (ret)
+		snprintf(why, len, "INFO: %s", strerror(-ret));
+	return ret;
+}
+
+int np_ctx_ready(struct np_ctx *c, int fd, char *why, size_t len)
+{
+	int ret = np_ctx_init(c, fd, 0);
+
+	if (ret) {
+		snprintf(why, len, "np_ctx_init: %s", strerror(-ret));
+		return ret;
+	}
+	/* Its scanner would make PROT_NONE hints at random moments. */
+	np_write_str("/proc/sys/kernel/numa_balancing", "0");
+	return 0;
+}
+
+void *np_guarded(size_t nb, char **map, size_t *maplen)
+{
+	size_t psz = sysconf(_SC_PAGESIZE);
+	size_t len = ((nb + psz - 1) / psz + 1) * psz;
+	char *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (m == MAP_FAILED)
+		return NULL;
+	if (mprotect(m + len - psz, psz, PROT_NONE)) {
+		munmap(m, len);
+		return NULL;
+	}
+	if (map)
+		*map = m;
+	if (maplen)
+		*maplen = len;
+	return m + len - psz - nb;
+}
+
 static void *np_idle_fn(void *arg)
 {
 	struct np_idle *t = arg;

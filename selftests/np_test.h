@@ -498,6 +498,28 @@ enum np_bad {
 extern const char *const np_bad_names[NP_BAD_MAX];
 
 /*
+ * A fixture's first steps: open the device into *@fd and read its INFO.
+ * 0; 1 with the reason to skip in @why (no module); or -errno (@why says
+ * which step).
+ */
+int np_open_info(int *fd, struct numaplace_info *info, char *why,
+		 size_t len);
+
+/*
+ * np_ctx_init() for @fd and the caller itself, NUMA balancing off (its
+ * scanner would make PROT_NONE hints at random moments). 0 or -errno
+ * (said in @why).
+ */
+int np_ctx_ready(struct np_ctx *c, int fd, char *why, size_t len);
+
+/*
+ * A guarded buffer: @nb bytes ending exactly at a PROT_NONE page, for
+ * arrays that end on an unmapped page. Returns the start of the bytes, or
+ * NULL; the whole mapping goes to *@map, *@maplen when they are set.
+ */
+void *np_guarded(size_t nb, char **map, size_t *maplen);
+
+/*
  * A pointer of kind @k to @len bytes (at most 4 pages) holding @src
  * (read-only: a copy); NULL for NP_BAD_NULL or when it cannot be made.
  */

@@ -88,27 +88,6 @@ TEST_F(query, zero_len_and_count)
 	EXPECT_EQ(0, np_sys_move_pages(0, 0, NULL, NULL, NULL, 0));
 }
 
-/*
- * A guarded buffer: @nb bytes ending exactly at a PROT_NONE page.
- * Returns the start of the bytes; the mapping goes to map, maplen.
- */
-static void *np_guarded(size_t nb, char **map, size_t *maplen)
-{
-	size_t len = ((nb + psz - 1) / psz + 1) * psz;
-	char *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	if (m == MAP_FAILED)
-		return NULL;
-	if (mprotect(m + len - psz, psz, PROT_NONE)) {
-		munmap(m, len);
-		return NULL;
-	}
-	*map = m;
-	*maplen = len;
-	return m + len - psz - nb;
-}
-
 /* A count far past the array: -EFAULT, like the syscall, no stray write. */
 TEST_F(query, count_huge)
 {
@@ -295,40 +274,6 @@ TEST_F(query, kernel_addresses)
 				    ARRAY_SIZE(a)));
 }
 
-enum np_ptr { NP_PTR_NULL, NP_PTR_KERNEL, NP_PTR_UNMAPPED, NP_PTR_PROTNONE,
-	      NP_PTR_RDONLY, NP_PTR_MAX };
-
-static const char *const np_ptr_names[] = {
-	"NULL", "kernel", "unmapped", "PROT_NONE", "read-only",
-};
-
-/* A pointer of kind @k to @len bytes holding @src (read-only: a copy). */
-static void *np_bad_ptr(enum np_ptr k, const void *src, size_t len)
-{
-	char *m;
-
-	switch (k) {
-	case NP_PTR_NULL:
-		return NULL;
-	case NP_PTR_KERNEL:
-		return (void *)0xffff888000001000UL;
-	default:
-		break;
-	}
-	m = mmap(NULL, 4 * psz, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m == MAP_FAILED)
-		return NULL;
-	if (src)
-		memcpy(m, src, len);
-	if (k == NP_PTR_UNMAPPED)
-		munmap(m, 4 * psz);
-	else
-		mprotect(m, 4 * psz, k == NP_PTR_PROTNONE ? PROT_NONE :
-			 PROT_READ);
-	return m;
-}
-
 /* Every user buffer, each kind of bad pointer: -EFAULT or "not asked". */
 TEST_F(query, bad_pointers)
 {
@@ -345,8 +290,8 @@ TEST_F(query, bad_pointers)
 		np_write_page(p, i);
 		addrs[i] = (uintptr_t)p + i * psz;
 	}
-	for (int k = 0; k < NP_PTR_MAX; k++) {
-		const char *name = np_ptr_names[k];
+	for (int k = 0; k < NP_BAD_MAX; k++) {
+		const char *name = np_bad_names[k];
 		void *bad;
 		int ret;
 
@@ -355,38 +300,38 @@ TEST_F(query, bad_pointers)
 			       &q);
 		q.start = (uintptr_t)p;
 		q.len = 8 * psz;
-		qp = np_bad_ptr(k, &q, sizeof(q));
+		qp = np_bad_pointer(k, &q, sizeof(q));
 		EXPECT_EQ(-EFAULT, np_query(self->fd, qp)) TH_LOG("struct %s", name);
 
 		/* pages[]: read-only is fine, the rest -EFAULT. */
-		bad = np_bad_ptr(k, addrs, sizeof(addrs));
+		bad = np_bad_pointer(k, addrs, sizeof(addrs));
 		for (int f = 0; f < 2; f++) {
 			ret = np_query_array(self->fd, 0,
 					     f ? NUMAPLACE_QUERY_AS_SYSCALL : 0,
 					     bad, 8, st, NULL, 0, &q);
-			EXPECT_EQ(k == NP_PTR_RDONLY ? 0 : -EFAULT, ret)
+			EXPECT_EQ(k == NP_BAD_RDONLY ? 0 : -EFAULT, ret)
 				TH_LOG("pages %s", name);
 		}
-		EXPECT_EQ(k == NP_PTR_RDONLY ? 0 : -EFAULT,
+		EXPECT_EQ(k == NP_BAD_RDONLY ? 0 : -EFAULT,
 			  np_sys_move_pages(0, 8, bad, NULL, sys, 0))
 			TH_LOG("syscall pages %s", name);
 
 		/* status[]: NULL is "not asked", the rest -EFAULT. */
-		bad = np_bad_ptr(k, NULL, 0);
+		bad = np_bad_pointer(k, NULL, 0);
 		for (int f = 0; f < 2; f++) {
 			__u32 fl = f ? NUMAPLACE_QUERY_AS_SYSCALL : 0;
 
 			ret = np_query_array(self->fd, 0, fl, addrs, 8, bad,
 					     NULL, 0, &q);
-			EXPECT_EQ(k == NP_PTR_NULL ? 0 : -EFAULT, ret)
+			EXPECT_EQ(k == NP_BAD_NULL ? 0 : -EFAULT, ret)
 				TH_LOG("array status %s", name);
 			ret = np_query_range(self->fd, 0, fl, (uintptr_t)p,
 					     8 * psz, NULL, 0, bad, NULL, 0,
 					     &q);
-			EXPECT_EQ(k == NP_PTR_NULL ? 0 : -EFAULT, ret)
+			EXPECT_EQ(k == NP_BAD_NULL ? 0 : -EFAULT, ret)
 				TH_LOG("range status %s", name);
 		}
-		if (k != NP_PTR_NULL) {
+		if (k != NP_BAD_NULL) {
 			EXPECT_EQ(-EFAULT,
 				  np_sys_move_pages(0, 8, addrs, NULL, bad, 0))
 				TH_LOG("syscall status %s", name);
@@ -394,21 +339,21 @@ TEST_F(query, bad_pointers)
 
 		/* runs[] (NULL: cap 0, "not asked"). */
 		ret = np_query_range(self->fd, 0, 0, (uintptr_t)p, 8 * psz,
-				     bad, k == NP_PTR_NULL ? 0 : 8, NULL, NULL,
+				     bad, k == NP_BAD_NULL ? 0 : 8, NULL, NULL,
 				     0, &q);
-		EXPECT_EQ(k == NP_PTR_NULL ? 0 : -EFAULT, ret)
+		EXPECT_EQ(k == NP_BAD_NULL ? 0 : -EFAULT, ret)
 			TH_LOG("runs %s", name);
 
 		/* node_pages[] (NULL: length 0, "not asked"). */
 		for (int f = 0; f < 2; f++) {
-			__u32 len = k == NP_PTR_NULL ? 0 : self->c.nr_nodes;
+			__u32 len = k == NP_BAD_NULL ? 0 : self->c.nr_nodes;
 
 			ret = f ? np_query_array(self->fd, 0, 0, addrs, 8, st,
 						 bad, len, &q) :
 				  np_query_range(self->fd, 0, 0, (uintptr_t)p,
 						 8 * psz, runs, 8, st, bad,
 						 len, &q);
-			EXPECT_EQ(k == NP_PTR_NULL ? 0 : -EFAULT, ret)
+			EXPECT_EQ(k == NP_BAD_NULL ? 0 : -EFAULT, ret)
 				TH_LOG("node_pages %s (%s mode)", name,
 				       f ? "array" : "range");
 		}

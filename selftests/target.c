@@ -91,44 +91,31 @@ static char *np_layout(void)
  * Fork a target that becomes @uid, sets PR_SET_DUMPABLE to @dumpable,
  * builds np_layout() (start in sh->base) and waits to be killed.
  */
+struct np_spawn_arg {
+	struct np_shared *sh;
+	uid_t uid;
+	int dumpable;
+};
+
+static int np_spawn_child(void *arg)
+{
+	struct np_spawn_arg *a = arg;
+	char *p;
+
+	if (np_become(a->uid, a->dumpable))
+		return 1;
+	p = np_layout();
+	if (!p)
+		return 1;
+	a->sh->base = (uintptr_t)p;
+	return 0;
+}
+
 static pid_t np_spawn(struct np_shared *sh, uid_t uid, int dumpable)
 {
-	int pfd[2];
-	char c;
-	pid_t pid;
+	struct np_spawn_arg a = { sh, uid, dumpable };
 
-	if (pipe(pfd))
-		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		char *p;
-
-		close(pfd[0]);
-		if (uid && np_drop_to(uid))
-			_exit(1);
-		/* After the uid change, which clears it. */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (prctl(PR_SET_DUMPABLE, dumpable))
-			_exit(1);
-		p = np_layout();
-		if (!p)
-			_exit(1);
-		sh->base = (uintptr_t)p;
-		if (write(pfd[1], "r", 1) != 1)
-			_exit(1);
-		for (;;)
-			pause();
-	}
-	close(pfd[1]);
-	if (read(pfd[0], &c, 1) != 1) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		pid = -1;
-	}
-	close(pfd[0]);
-	return pid;
+	return np_fork_ready(np_spawn_child, &a);
 }
 
 /* Ask about @pid's layout at @base both ways; results in *r. */
@@ -171,12 +158,7 @@ static int np_probe_as(uid_t uid, int fd, int pid, struct np_shared *sh)
 	if (kid < 0)
 		return -1;
 	if (kid == 0) {
-		if (uid && np_drop_to(uid))
-			_exit(2);
-		if (fd < 0)
-			fd = np_open();
-		if (fd < 0)
-			_exit(3);
+		fd = np_child_device(uid, fd);
 		np_probe_run(fd, pid, sh->base, &sh->probe);
 		_exit(0);
 	}
@@ -293,49 +275,18 @@ TEST_F(target, pid0_and_self)
 	EXPECT_EQ(0, self->sh->probe.mismatches);
 }
 
-struct np_thread {
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	pid_t tid;
-	int stop;
-};
-
-static void *np_thread_fn(void *arg)
-{
-	struct np_thread *t = arg;
-
-	pthread_mutex_lock(&t->lock);
-	t->tid = gettid();
-	pthread_cond_broadcast(&t->cond);
-	while (!t->stop)
-		pthread_cond_wait(&t->cond, &t->lock);
-	pthread_mutex_unlock(&t->lock);
-	return NULL;
-}
-
 /* A thread id of the caller's own process names the same mm. */
 TEST_F(target, own_thread)
 {
 	NP_SKIPPED();
-	struct np_thread t = {
-		PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0,
-	};
+	struct np_idle t;
 	char *p = np_layout();
-	pthread_t th;
 
 	ASSERT_NE(NULL, p);
-	ASSERT_EQ(0, pthread_create(&th, NULL, np_thread_fn, &t));
-	pthread_mutex_lock(&t.lock);
-	while (!t.tid)
-		pthread_cond_wait(&t.cond, &t.lock);
-	pthread_mutex_unlock(&t.lock);
+	ASSERT_EQ(0, np_idle_start(&t));
 	EXPECT_EQ(0, np_check_pid(self, self->fd, t.tid, (uintptr_t)p,
 				  "thread"));
-	pthread_mutex_lock(&t.lock);
-	t.stop = 1;
-	pthread_cond_broadcast(&t.cond);
-	pthread_mutex_unlock(&t.lock);
-	pthread_join(th, NULL);
+	np_idle_stop(&t);
 }
 
 /* A forked child of the same uid: allowed, answers as the syscall's. */
