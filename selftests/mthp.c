@@ -62,23 +62,6 @@ NP_ENGINE_FIXTURE_VARIANT(mthp);
 NP_ENGINE_VARIANT(mthp, default);
 NP_ENGINE_VARIANT(mthp, kernel);
 
-/* The setting in brackets of a THP "enabled" file ("[always] inherit"). */
-static int np_thp_setting(const char *path, char *out, size_t len)
-{
-	char buf[128], *l, *r;
-	int ret = np_read_str(path, buf, sizeof(buf));
-
-	if (ret)
-		return ret;
-	l = strchr(buf, '[');
-	r = l ? strchr(l, ']') : NULL;
-	if (!r || (size_t)(r - l) >= len)
-		return -EINVAL;
-	memcpy(out, l + 1, r - l - 1);
-	out[r - l - 1] = 0;
-	return 0;
-}
-
 FIXTURE_SETUP(mthp)
 {
 	self->fd = -1;

@@ -635,6 +635,24 @@ void *np_bad_pointer(enum np_bad k, const void *src, size_t len)
 	return m;
 }
 
+int np_thp_setting(const char *path, char *out, size_t len)
+{
+	char buf[128], *l, *r;
+	int ret;
+
+	out[0] = 0;
+	ret = np_read_str(path, buf, sizeof(buf));
+	if (ret)
+		return ret;
+	l = strchr(buf, '[');
+	r = l ? strchr(l, ']') : NULL;
+	if (!r || (size_t)(r - l) >= len)
+		return -EINVAL;
+	memcpy(out, l + 1, r - l - 1);
+	out[r - l - 1] = 0;
+	return 0;
+}
+
 int np_open_info(int *fd, struct numaplace_info *info, char *why,
 		 size_t len)
 {

@@ -498,6 +498,13 @@ enum np_bad {
 extern const char *const np_bad_names[NP_BAD_MAX];
 
 /*
+ * The selected word of a THP "enabled" file ("always [inherit] madvise
+ * never") into @out: 0; -errno when the file cannot be read; -EINVAL
+ * when it names none or it does not fit (@out is "" on any error).
+ */
+int np_thp_setting(const char *path, char *out, size_t len);
+
+/*
  * A fixture's first steps: open the device into *@fd and read its INFO.
  * 0; 1 with the reason to skip in @why (no module); or -errno (@why says
  * which step).

@@ -303,18 +303,16 @@ TEST_F_TIMEOUT(race, with_move_pages, 60)
 TEST_F_TIMEOUT(race, mthp, 60)
 {
 	NP_SKIPPED();
-	char buf[64];
+	int ret;
 
-	if (np_read_str(NP_RC_MTHP, buf, sizeof(buf)))
+	/* Keep the selected settings ("" when none: not put back). */
+	ret = np_thp_setting(NP_RC_MTHP, self->mthp_old,
+			     sizeof(self->mthp_old));
+	if (ret && ret != -EINVAL)
 		SKIP(return, "no mTHP on this kernel");
-	/* "always [inherit] madvise never": keep the selected one. */
-	if (sscanf(strchr(buf, '[') ? strchr(buf, '[') + 1 : buf, "%63[a-z]",
-		   self->mthp_old) != 1)
-		self->mthp_old[0] = 0;
-	ASSERT_EQ(0, np_read_str(NP_RC_PMDTHP, buf, sizeof(buf)));
-	if (sscanf(strchr(buf, '[') ? strchr(buf, '[') + 1 : buf, "%63[a-z]",
-		   self->pmd_old) != 1)
-		self->pmd_old[0] = 0;
+	ret = np_thp_setting(NP_RC_PMDTHP, self->pmd_old,
+			     sizeof(self->pmd_old));
+	ASSERT_TRUE(!ret || ret == -EINVAL);
 	ASSERT_EQ(0, np_write_str(NP_RC_MTHP, "always"));
 	ASSERT_EQ(0, np_write_str(NP_RC_PMDTHP, "never"));
 	np_rc_run(_metadata, self, np_rc_thp, 2);
