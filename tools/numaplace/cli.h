@@ -205,18 +205,15 @@ struct np_bit_name {
 	const char *name;
 };
 
-/* How a mask prints: its bits' names, and what else. */
+/* How a mask prints (np_print_names()): its bits' names, and what else. */
 struct np_bits {
 	const struct np_bit_name *names;
 	size_t nr_names;
-	const char *sep;	/* between names in text (JSON: ", ") */
+	const char *sep;	/* between names in text */
 	const char *none;	/* text without a bit set */
 	int unknown;		/* bits without a name as one hex number */
 };
 
-/* @mask's names: text, or the JSON strings of an array's inside. */
-void np_print_bits(const struct np_bits *b, unsigned long long mask,
-		   int json);
 
 /* The engines, NUMAPLACE_ENGINE_* by bit: their names, as migrate prints them. */
 #define NP_NR_ENGINES		3

@@ -21,13 +21,107 @@ N=/usr/bin/numaplace
 fail=0
 pass=0
 echo 0 > /proc/sys/kernel/numa_balancing
+# JSON is compared as data: canon puts each JSON value of a file on a line,
+# without white space outside strings and with every object's members
+# sorted, so that a layout or member order of its own is no difference.
+# Text lines pass through as they are.
+CANON='
+# Each JSON value of the input on a line of its own, with no white space
+# outside strings and the members of every object sorted by key: two outputs
+# that differ only in layout or member order come out the same. Text that
+# is not JSON passes through a line at a time.
+function skip() {
+	while (pos <= n && index(" \t\n\r", substr(buf, pos, 1)))
+		pos++
+}
+function jstr(	s, c) {
+	s = "\""
+	pos++
+	while (pos <= n) {
+		c = substr(buf, pos, 1)
+		if (c == "\\") {
+			s = s c substr(buf, pos + 1, 1)
+			pos += 2
+			continue
+		}
+		s = s c
+		pos++
+		if (c == "\"")
+			break
+	}
+	return s
+}
+function jval(	c, s, m, i, j, t, mem) {
+	skip()
+	c = substr(buf, pos, 1)
+	if (c == "\"")
+		return jstr()
+	if (c == "{" || c == "[") {
+		pos++
+		m = 0
+		while (1) {
+			skip()
+			if (substr(buf, pos, 1) == (c == "{" ? "}" : "]")) {
+				pos++
+				break
+			}
+			if (c == "{") {
+				s = jstr()
+				skip()
+				pos++	# the colon
+				s = s ":" jval()
+			} else {
+				s = jval()
+			}
+			mem[++m] = s
+			skip()
+			if (substr(buf, pos, 1) == ",")
+				pos++
+		}
+		if (c == "{")	# insertion sort by key
+			for (i = 2; i <= m; i++)
+				for (j = i; j > 1 && mem[j - 1] > mem[j]; j--) {
+					t = mem[j]; mem[j] = mem[j - 1]; mem[j - 1] = t
+				}
+		s = ""
+		for (i = 1; i <= m; i++)
+			s = s (i > 1 ? "," : "") mem[i]
+		return c s (c == "{" ? "}" : "]")
+	}
+	s = ""
+	while (pos <= n && !index(" \t\n\r,}]", substr(buf, pos, 1))) {
+		s = s substr(buf, pos, 1)
+		pos++
+	}
+	return s
+}
+{ buf = buf $0 "\n" }
+END {
+	n = length(buf)
+	pos = 1
+	while (1) {
+		skip()
+		if (pos > n)
+			break
+		if (substr(buf, pos, 1) != "{") {	# a line of text
+			i = index(substr(buf, pos), "\n")
+			print substr(buf, pos, i - 1)
+			pos += i
+			continue
+		}
+		print jval()
+	}
+}
+
+'
+canon() { awk "$CANON" "$1"; }
 norm() {
-	sed -E -e 's/"time":[0-9.]+/"time":T/g' -e 's/"interval":[0-9.]+/"interval":I/g' \
-	    -e 's/"elapsed_s": [0-9.]+/"elapsed_s": E/' -e 's/"gb_per_s": [0-9.]+/"gb_per_s": G/' \
+	canon "$1" | sed -E -e 's/"time":[0-9.]+/"time":T/g' -e 's/"interval":[0-9.]+/"interval":I/g' \
+	    -e 's/"elapsed_s":[0-9.]+/"elapsed_s":E/' -e 's/"gb_per_s":[0-9.]+/"gb_per_s":G/' \
 	    -e 's/[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{3})?/HH:MM:SS/g' \
 	    -e 's/^(elapsed +)[0-9.]+ s +[0-9.]+ GB\/s/\1E/' \
 	    -e 's/^(HH:MM:SS +[0-9]+ +[0-9]+ +[0-9.]+) +[0-9.]+ +[0-9.-]+/\1 MS GBPS/' \
-	    -e 's/"duration_ns":[0-9]+,"gbps":[0-9.]+/"duration_ns":D,"gbps":G/' "$1"
+	    -e 's/"duration_ns":[0-9]+/"duration_ns":D/' -e 's/"gbps":[0-9.]+/"gbps":G/'
 }
 check() {	# NAME: compare /tmp/o.* with /tmp/n.*
 	norm /tmp/o.out > /tmp/o.norm; norm /tmp/n.out > /tmp/n.norm
@@ -114,8 +208,8 @@ for f in "" "--json"; do
 	sleep 1
 	kill -INT $op $np $wo $wn; wait $op; orc=$?; wait $np; nrc=$?
 	# Two watches' records may interleave differently: as sets.
-	norm /tmp/mo.out | sed -E 's/ w[0-9]+#/ w#/; s/"watch":[0-9]+,//' | sort > /tmp/o.out
-	norm /tmp/mn.out | sed -E 's/ w[0-9]+#/ w#/; s/"watch":[0-9]+,//' | sort > /tmp/n.out
+	norm /tmp/mo.out | sed -E 's/ w[0-9]+#/ w#/; s/,?"watch":[0-9]+//' | sort > /tmp/o.out
+	norm /tmp/mn.out | sed -E 's/ w[0-9]+#/ w#/; s/,?"watch":[0-9]+//' | sort > /tmp/n.out
 	check "monitor$f"
 	wait $wo; orc=$?; wait $wn; nrc=$?
 	# How a move is cut into records is timing: the start line.

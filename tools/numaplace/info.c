@@ -2,12 +2,14 @@
 /*
  * numaplace info: the handshake, human-readable or JSON.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
 #include "numaplace.h"
+#include "output.h"
 
 enum { NP_OPT_JSON = 256 };
 
@@ -33,38 +35,36 @@ static const struct np_bit_name np_feature_names[] = {
 	{ NUMAPLACE_FEAT_PTRACE_EXACT, "ptrace-exact" },
 };
 
-static void np_print_mask(const char *label, const __u64 *mask,
-			  unsigned int nr, int json)
-{
-	const char *sep = "";
-	unsigned int n;
-
-	printf(json ? "  \"%s\": [" : "%-14s", label);
-	for (n = 0; n < nr; n++) {
-		if (!numaplace_node_isset(mask, n))
-			continue;
-		printf("%s%u", sep, n);
-		sep = json ? ", " : ",";
-	}
-	printf(json ? "],\n" : "\n");
-}
-
 /* A feature this tool has no name for is not shown. */
 static const struct np_bits np_feature_bits = {
 	np_feature_names, NP_ARRAY_SIZE(np_feature_names), " ", "(none)", 0,
 };
 
-static void np_print_features(__u64 features, int json)
+/* The nodes set in @mask: a JSON array of numbers, or "0,1" as text. */
+static void np_print_mask(struct np_out *o, const char *label,
+			  const __u64 *mask, unsigned int nr)
 {
-	printf(json ? "  \"features\": [" : "%-14s", "features");
-	np_print_bits(&np_feature_bits, features, json);
-	printf(json ? "]\n" : "\n");
+	const char *sep = "";
+	unsigned int n;
+
+	np_print_text(o, "%-14s", label);
+	np_out_arr_open(o, label, 0);
+	for (n = 0; n < nr; n++) {
+		if (!numaplace_node_isset(mask, n))
+			continue;
+		np_print_text(o, "%s", sep);
+		np_print_uint(o, NP_PRINT_ANY, NULL, "%llu", n);
+		sep = ",";
+	}
+	np_out_close(o);
+	np_print_text(o, "\n");
 }
 
 int np_cmd_info(int argc, char **argv)
 {
 	struct numaplace_info info;
 	int json = 0, ret;
+	struct np_out o;
 
 	/* --json is the only option. */
 	ret = np_parse_opts_only(&np_info_desc, argc, argv, np_opt_flag, &json);
@@ -73,20 +73,21 @@ int np_cmd_info(int argc, char **argv)
 	ret = np_handshake("numaplace", &info, 0, 0, NULL);
 	if (ret)
 		return ret;
-	if (json)
-		printf("{\n  \"abi_version\": %u,\n  \"nr_node_ids\": %u,\n"
-		       "  \"page_size\": %u,\n  \"ioctls\": %llu,\n",
-		       info.abi_version, info.nr_node_ids, info.page_size,
-		       (unsigned long long)info.ioctls);
-	else
-		printf("%-14s%u\n%-14s%u\n%-14s%u\n%-14s%#llx\n",
-		       "abi version", info.abi_version, "nr_node_ids",
-		       info.nr_node_ids, "page size", info.page_size, "ioctls",
-		       (unsigned long long)info.ioctls);
-	np_print_mask("nodes online", info.node_online, info.nr_node_ids, json);
-	np_print_mask("nodes memory", info.node_memory, info.nr_node_ids, json);
-	np_print_features(info.features, json);
-	if (json)
-		printf("}\n");
+	if (np_out_begin(&o, json ? NP_FMT_JSON : NP_FMT_TEXT))
+		return np_exit_of(ENOMEM);
+	np_print_uint(&o, NP_PRINT_ANY, "abi_version", "abi version   %llu\n",
+		      info.abi_version);
+	np_print_uint(&o, NP_PRINT_ANY, "nr_node_ids", "nr_node_ids   %llu\n",
+		      info.nr_node_ids);
+	np_print_uint(&o, NP_PRINT_ANY, "page_size", "page size     %llu\n",
+		      info.page_size);
+	/* JSON: the mask as a number (scripts test bits of it). */
+	np_print_uint(&o, NP_PRINT_ANY, "ioctls", "ioctls        %#llx\n",
+		      info.ioctls);
+	np_print_mask(&o, "nodes online", info.node_online, info.nr_node_ids);
+	np_print_mask(&o, "nodes memory", info.node_memory, info.nr_node_ids);
+	np_print_names(&o, NP_PRINT_ANY, "features", "features      %s\n",
+		       &np_feature_bits, info.features);
+	np_out_end(&o);
 	return NP_EXIT_OK;
 }

@@ -374,10 +374,12 @@ int np_cmd_migrate(int argc, char **argv)
 	if (!ret && np_partial(&c.sum))
 		ret = NP_EXIT_PARTIAL;
 	/* After an error the text summary says what had been done. */
-	if (c.json)
-		np_migrate_print_json(&c, ret);
-	else if (ret == NP_EXIT_OK || ret == NP_EXIT_PARTIAL || c.done_bytes)
-		np_migrate_print_text(&c);
+	if ((c.json || ret == NP_EXIT_OK || ret == NP_EXIT_PARTIAL ||
+	     c.done_bytes) && np_migrate_print(&c, ret)) {
+		fprintf(stderr, "numaplace: out of memory\n");
+		if (ret == NP_EXIT_OK || ret == NP_EXIT_PARTIAL)
+			ret = np_exit_of(ENOMEM);
+	}
 	fflush(stdout);
 out:
 	np_pieces_free(&c.todo);

@@ -52,8 +52,7 @@ int np_report_error(const struct np_migrate_cmd *c, int err,
 int np_maps_error(const struct np_migrate_cmd *c, int err);
 /* Pages that did not move although they could have, one day. */
 int np_partial(const struct numaplace_migrate *s);
-/* The summary; @status: the exit code so far. */
-void np_migrate_print_json(const struct np_migrate_cmd *c, int status);
-void np_migrate_print_text(const struct np_migrate_cmd *c);
+/* The summary, as text or (--json) JSON; @status: the exit code so far. -ENOMEM. */
+int np_migrate_print(const struct np_migrate_cmd *c, int status);
 
 #endif /* NP_MIGRATE_H */

@@ -2,7 +2,7 @@
 /*
  * numaplace migrate: what it says: the progress bar on a terminal, the
  * reason a chunk failed in the words of what was asked, and the summary
- * as text or JSON.
+ * through the output layer (output.h), as text or JSON.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -185,129 +185,134 @@ static const char *np_fail_name(int i, char *buf, size_t len)
 	return buf;
 }
 
-static void np_print_target(const struct np_migrate_cmd *c, int json)
+/* The target: its policy and, as text, as it was given. */
+static void np_print_target(struct np_out *o, const struct np_migrate_cmd *c)
 {
 	static const char *const names[] = {
 		[NUMAPLACE_POLICY_NODE] = "node",
 		[NUMAPLACE_POLICY_INTERLEAVE] = "interleave",
 		[NUMAPLACE_POLICY_CPU] = "cpu",
 	};
-	const char *sep = "";
 	unsigned int n;
 
-	if (!json) {
-		printf("%-12s %s %s\n", "target", names[c->policy],
-		       c->target_arg);
-		return;
-	}
-	printf("  \"policy\": \"%s\",\n", names[c->policy]);
+	np_print_text(o, "%-12s ", "target");
+	np_print_str(o, NP_PRINT_ANY, "policy", "%s", names[c->policy]);
+	np_print_str(o, NP_PRINT_TEXT, NULL, " %s\n", c->target_arg);
 	if (c->policy == NUMAPLACE_POLICY_NODE) {
-		printf("  \"node\": %d,\n", c->node);
+		np_print_int(o, NP_PRINT_JSON, "node", NULL, c->node);
 	} else if (c->policy == NUMAPLACE_POLICY_CPU) {
-		printf("  \"cpu\": %u,\n", c->cpu);
+		np_print_uint(o, NP_PRINT_JSON, "cpu", NULL, c->cpu);
 	} else {
-		printf("  \"nodes\": [");
-		for (n = 0; n < NUMAPLACE_MAX_NODES; n++) {
-			if (!numaplace_node_isset(c->node_set, n))
-				continue;
-			printf("%s%u", sep, n);
-			sep = ", ";
-		}
-		printf("],\n");
+		np_out_arr_open(o, "nodes", 0);
+		for (n = 0; n < NUMAPLACE_MAX_NODES; n++)
+			if (numaplace_node_isset(c->node_set, n))
+				np_print_uint(o, NP_PRINT_JSON, NULL, NULL, n);
+		np_out_close(o);
 	}
 }
 
-void np_migrate_print_json(const struct np_migrate_cmd *c, int status)
+/* The pages that did not move, and by reason those that did not. */
+static void np_print_failed(struct np_out *o, const struct numaplace_migrate *s)
 {
-	const struct numaplace_migrate *s = &c->sum;
-	double mib = (double)s->nr_moved_pages * c->info.page_size / (1 << 20);
-	char buf[16];
-	size_t i;
-
-	printf("{\n  \"pid\": %d,\n", c->pid);
-	np_print_target(c, 1);
-	printf("  \"complete\": %s,\n", status == NP_EXIT_OK ||
-	       status == NP_EXIT_PARTIAL ? "true" : "false");
-	printf("  \"bytes\": %llu,\n  \"bytes_done\": %llu,\n",
-	       c->total_bytes, c->done_bytes);
-	printf("  \"moved_pages\": %llu,\n  \"moved_folios\": %llu,\n"
-	       "  \"in_place_pages\": %llu,\n  \"failed_pages\": %llu,\n",
-	       (unsigned long long)s->nr_moved_pages,
-	       (unsigned long long)s->nr_moved_folios,
-	       (unsigned long long)s->nr_in_place_pages,
-	       (unsigned long long)s->nr_failed_pages);
-	printf("  \"failed\": {");
-	for (i = 0; i < NUMAPLACE_FAIL_MAX; i++) {
-		if (!np_fail_names[i] && !s->nr_failed[i])
-			continue;
-		printf("%s \"%s\": %llu", i ? "," : "",
-		       np_fail_name(i, buf, sizeof(buf)),
-		       (unsigned long long)s->nr_failed[i]);
-	}
-	printf(" },\n");
-	if (c->range.set)
-		printf("  \"novma_pages\": %llu,\n", c->nr_novma_pages);
-	printf("  \"moved_mib\": %.1f,\n  \"elapsed_s\": %.3f,\n"
-	       "  \"gb_per_s\": %.3f,\n",
-	       mib, c->elapsed, c->elapsed > 0 ?
-	       s->nr_moved_pages * (double)c->info.page_size / c->elapsed / 1e9 :
-	       0.0);
-	printf("  \"engines\": [");
-	np_print_bits(&np_engine_bits, s->engines, 1);
-	printf("],\n  \"skipped\": [");
-	for (i = 0; i < c->skipped.nr; i++) {
-		printf("%s\n    { \"start\": \"%#llx\", \"end\": \"%#llx\", \"name\": ",
-		       i ? "," : "", c->skipped.v[i].start,
-		       c->skipped.v[i].end);
-		np_json_str(stdout, c->skipped.v[i].name);
-		printf(" }");
-	}
-	printf("%s]\n}\n", c->skipped.nr ? "\n  " : "");
-}
-
-void np_migrate_print_text(const struct np_migrate_cmd *c)
-{
-	const struct numaplace_migrate *s = &c->sum;
-	double mib = (double)s->nr_moved_pages * c->info.page_size / (1 << 20);
 	const char *sep = ": ";
 	char buf[16];
 	size_t i;
 
-	printf("%-12s %d\n", "process", c->pid);
-	np_print_target(c, 0);
-	printf("%-12s %12llu pages  %10.1f MiB  %llu folios\n", "moved",
-	       (unsigned long long)s->nr_moved_pages, mib,
-	       (unsigned long long)s->nr_moved_folios);
-	printf("%-12s %12llu pages\n", "in place",
-	       (unsigned long long)s->nr_in_place_pages);
-	printf("%-12s %12llu pages", "failed",
-	       (unsigned long long)s->nr_failed_pages);
+	np_print_text(o, "%-12s", "failed");
+	np_print_uint(o, NP_PRINT_ANY, "failed_pages", " %12llu pages",
+		      s->nr_failed_pages);
+	np_out_obj_open(o, "failed", 0);
 	for (i = 0; i < NUMAPLACE_FAIL_MAX; i++) {
-		if (!s->nr_failed[i])
+		/* JSON: every reason this tool names, and any other seen. */
+		if (!s->nr_failed[i] && !np_fail_names[i])
 			continue;
-		printf("%s%s %llu", sep, np_fail_name(i, buf, sizeof(buf)),
-		       (unsigned long long)s->nr_failed[i]);
-		sep = ", ";
+		if (s->nr_failed[i])
+			np_print_text(o, "%s%s ", sep,
+				      np_fail_name(i, buf, sizeof(buf)));
+		np_print_uint(o, s->nr_failed[i] ? NP_PRINT_ANY : NP_PRINT_JSON,
+			      np_fail_name(i, buf, sizeof(buf)), "%llu",
+			      s->nr_failed[i]);
+		if (s->nr_failed[i])
+			sep = ", ";
 	}
-	printf("\n");
+	np_out_close(o);
+	np_print_text(o, "\n");
+}
+
+/* The kernel mappings the walk passed over (the vsyscall page). */
+static void np_print_skipped(struct np_out *o, const struct np_migrate_cmd *c)
+{
+	size_t i;
+
+	np_out_arr_open(o, "skipped", 0);
+	for (i = 0; i < c->skipped.nr; i++) {
+		np_out_obj_open(o, NULL, 0);
+		np_print_text(o, "%-12s ", i ? "" : "skipped");
+		np_print_hex(o, NP_PRINT_ANY, "start", "%llx",
+			     c->skipped.v[i].start);
+		np_print_hex(o, NP_PRINT_ANY, "end", "-%llx",
+			     c->skipped.v[i].end);
+		np_print_str(o, NP_PRINT_ANY, "name",
+			     " %s (a kernel mapping: cannot move)\n",
+			     c->skipped.v[i].name);
+		np_out_close(o);
+	}
+	np_out_close(o);
+}
+
+int np_migrate_print(const struct np_migrate_cmd *c, int status)
+{
+	const struct numaplace_migrate *s = &c->sum;
+	double bytes = (double)s->nr_moved_pages * c->info.page_size;
+	enum np_print novma;
+	struct np_out o;
+
+	if (np_out_begin(&o, c->json ? NP_FMT_JSON : NP_FMT_TEXT))
+		return -ENOMEM;
+	np_print_text(&o, "%-12s", "process");
+	np_print_int(&o, NP_PRINT_ANY, "pid", " %lld\n", c->pid);
+	np_print_target(&o, c);
+	np_print_bool(&o, NP_PRINT_JSON, "complete", NULL,
+		      status == NP_EXIT_OK || status == NP_EXIT_PARTIAL);
+	np_print_uint(&o, NP_PRINT_JSON, "bytes", NULL, c->total_bytes);
+	np_print_uint(&o, NP_PRINT_JSON, "bytes_done", NULL, c->done_bytes);
+
+	np_print_text(&o, "%-12s", "moved");
+	np_print_uint(&o, NP_PRINT_ANY, "moved_pages", " %12llu pages",
+		      s->nr_moved_pages);
+	np_print_float(&o, NP_PRINT_ANY, "moved_mib", "  %10.1f MiB", 1,
+		       bytes / (1 << 20));
+	np_print_uint(&o, NP_PRINT_ANY, "moved_folios", "  %llu folios\n",
+		      s->nr_moved_folios);
+	np_print_text(&o, "%-12s", "in place");
+	np_print_uint(&o, NP_PRINT_ANY, "in_place_pages", " %12llu pages\n",
+		      s->nr_in_place_pages);
+	np_print_failed(&o, s);
 	if (c->engine && !strcmp(c->engine, "vma") &&
 	    !(c->flags & NUMAPLACE_MIGRATE_SPLIT_OK) &&
 	    s->nr_failed[NUMAPLACE_FAIL_EBUSY])
-		printf("%-12s the vma engine moves base pages only: large folios (THPs) need --split-ok\n",
-		       "");
-	if (c->range.set && c->nr_novma_pages)
-		printf("%-12s %12llu pages (no VMA there, not asked)\n",
-		       "unmapped", c->nr_novma_pages);
-	printf("%-12s %12.3f s  %10.3f GB/s\n", "elapsed", c->elapsed,
-	       c->elapsed > 0 ? s->nr_moved_pages * (double)c->info.page_size /
-				c->elapsed / 1e9 : 0.0);
-	printf("%-12s ", "engines");
-	np_print_bits(&np_engine_bits, s->engines, 0);
-	printf("\n");
-	for (i = 0; i < c->skipped.nr; i++)
-		printf("%-12s %llx-%llx %s (a kernel mapping: cannot move)\n",
-		       i ? "" : "skipped", c->skipped.v[i].start,
-		       c->skipped.v[i].end, c->skipped.v[i].name);
+		np_print_text(&o, "%-12s the vma engine moves base pages only: large folios (THPs) need --split-ok\n",
+			      "");
+	if (c->range.set) {
+		/* JSON: always with a range; text: when there are some. */
+		novma = c->nr_novma_pages ? NP_PRINT_ANY : NP_PRINT_JSON;
+		if (c->nr_novma_pages)
+			np_print_text(&o, "%-12s", "unmapped");
+		np_print_uint(&o, novma, "novma_pages",
+			      " %12llu pages (no VMA there, not asked)\n",
+			      c->nr_novma_pages);
+	}
+	np_print_text(&o, "%-12s", "elapsed");
+	np_print_float(&o, NP_PRINT_ANY, "elapsed_s", " %12.3f s", 3,
+		       c->elapsed);
+	np_print_float(&o, NP_PRINT_ANY, "gb_per_s", "  %10.3f GB/s\n", 3,
+		       c->elapsed > 0 ? bytes / c->elapsed / 1e9 : 0.0);
+	np_print_text(&o, "%-12s ", "engines");
+	np_print_names(&o, NP_PRINT_ANY, "engines", "%s\n", &np_engine_bits,
+		       s->engines);
+	np_print_skipped(&o, c);
+	np_out_end(&o);
+	return 0;
 }
 
 int np_partial(const struct numaplace_migrate *s)

@@ -24,9 +24,7 @@
 
 #include "cli.h"
 #include "nl.h"
-
-/* By bit number of NUMAPLACE_ENGINE_*. */
-static const char *const np_engine_names[] = { "kernel", "vma", "batch" };
+#include "output.h"
 
 struct np_monitor {
 	struct np_nl nl;
@@ -54,69 +52,49 @@ static const struct np_cmd_desc np_monitor_desc = {
 	.exits = NP_EXITS_BASE | NP_EXIT_BIT(NP_EXIT_PERM),
 };
 
-/* "kernel,vma", "-" for none. */
-static const char *np_engines_str(__u32 engines, char *buf, size_t size,
-				  int json)
-{
-	size_t len = 0;
-	unsigned int e;
-
-	buf[0] = 0;
-	for (e = 0; e < 32 && len < size; e++) {
-		if (!(engines & (1U << e)))
-			continue;
-		if (e < NP_ARRAY_SIZE(np_engine_names))
-			len += snprintf(buf + len, size - len, json ? "%s\"%s\"" : "%s%s",
-					len ? "," : "", np_engine_names[e]);
-		else
-			len += snprintf(buf + len, size - len, json ? "%s\"engine%u\"" : "%sengine%u",
-					len ? "," : "", e);
-	}
-	if (!buf[0] && !json)
-		snprintf(buf, size, "-");
-	return buf;
-}
+/* The engines of an event: "kernel,vma", "-" for none. */
+static const struct np_bits np_monitor_engine_bits = {
+	np_engine_bit_names, NP_NR_ENGINES, ",", "-", 1,
+};
 
 static void np_print_event(const struct np_monitor *mon,
 			   const struct np_nl_event *ev)
 {
 	const char *err = ev->error ? np_errno_name(ev->error) : NULL;
 	double gbps = ev->duration_ns ? (double)ev->bytes / ev->duration_ns : 0;
-	char engines[96], when[32], errbuf[16];
+	char errbuf[16];
 	struct timeval tv;
-	struct tm tm;
+	struct np_out o;
 
+	if (np_out_begin(&o, mon->json ? NP_FMT_JSON : NP_FMT_TEXT))
+		return;
 	gettimeofday(&tv, NULL);
 	if (ev->error && !err) {
 		snprintf(errbuf, sizeof(errbuf), "E%u", ev->error);
 		err = errbuf;
 	}
-	if (mon->json) {
-		printf("{\"time\":%ld.%03ld,\"pid\":%u,\"pages\":%llu,\"bytes\":%llu,"
-		       "\"duration_ns\":%llu,\"gbps\":%.3f,\"engines\":[%s],"
-		       "\"failed\":%llu,\"error\":",
-		       (long)tv.tv_sec, (long)tv.tv_usec / 1000, ev->pid,
-		       (unsigned long long)ev->pages,
-		       (unsigned long long)ev->bytes,
-		       (unsigned long long)ev->duration_ns, gbps,
-		       np_engines_str(ev->engines, engines, sizeof(engines), 1),
-		       (unsigned long long)ev->failed);
-		printf(err ? "\"%s\"}\n" : "null}\n", err);
-	} else {
-		localtime_r(&tv.tv_sec, &tm);
-		strftime(when, sizeof(when), "%H:%M:%S", &tm);
-		printf("%s.%03ld %8u %10llu %10.2f %10.3f", when,
-		       (long)tv.tv_usec / 1000, ev->pid,
-		       (unsigned long long)ev->pages, ev->bytes / 1048576.0,
+	np_print_time(&o, NP_PRINT_ANY, "time", "%s", &tv);
+	np_print_uint(&o, NP_PRINT_ANY, "pid", " %8llu", ev->pid);
+	np_print_uint(&o, NP_PRINT_ANY, "pages", " %10llu", ev->pages);
+	/* JSON in bytes and nanoseconds; text in MiB and milliseconds. */
+	np_print_uint(&o, NP_PRINT_JSON, "bytes", NULL, ev->bytes);
+	np_print_float(&o, NP_PRINT_TEXT, NULL, " %10.2f", 2,
+		       ev->bytes / 1048576.0);
+	np_print_uint(&o, NP_PRINT_JSON, "duration_ns", NULL, ev->duration_ns);
+	np_print_float(&o, NP_PRINT_TEXT, NULL, " %10.3f", 3,
 		       ev->duration_ns / 1e6);
-		if (ev->duration_ns)
-			printf(" %8.2f", gbps);
-		else
-			printf(" %8s", "-");
-		printf("  %-14s %8llu  %s\n",
-		       np_engines_str(ev->engines, engines, sizeof(engines), 0),
-		       (unsigned long long)ev->failed, err ? err : "-");
-	}
+	np_print_float(&o, ev->duration_ns ? NP_PRINT_ANY : NP_PRINT_JSON,
+		       "gbps", " %8.2f", 3, gbps);
+	if (!ev->duration_ns)
+		np_print_text(&o, " %8s", "-");
+	np_print_names(&o, NP_PRINT_ANY, "engines", "  %-14s",
+		       &np_monitor_engine_bits, ev->engines);
+	np_print_uint(&o, NP_PRINT_ANY, "failed", " %8llu", ev->failed);
+	if (err)
+		np_print_str(&o, NP_PRINT_ANY, "error", "  %s\n", err);
+	else
+		np_print_null(&o, NP_PRINT_ANY, "error", "  -\n");
+	np_out_end(&o);
 	fflush(stdout);
 }
 

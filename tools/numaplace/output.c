@@ -5,14 +5,16 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 #include "output.h"
 
-void np_json_str(FILE *f, const char *s)
+static void np_json_str(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; *s; s++) {
@@ -325,6 +327,172 @@ void np_print_u64(struct np_out *o, const struct np_metric *m,
 		np_json_value(o, m, labels, nr, v, pv);
 	else
 		np_text_value(o, m, labels, nr, v, pv);
+}
+
+/* ---- fields ------------------------------------------------------------ */
+
+int np_out_begin(struct np_out *o, enum np_fmt fmt)
+{
+	return np_out_init(o, fmt, 0, 0, NULL, 0, NULL, 0);
+}
+
+/* The field shows as text: print its @fmt (of the value that follows). */
+static int np_field_text(const struct np_out *o, enum np_print t,
+			 const char *fmt)
+{
+	return o->fmt == NP_FMT_TEXT && (t & NP_PRINT_TEXT) && fmt;
+}
+
+/* The field is a JSON member: its separator and key are written. */
+static int np_field_json(struct np_out *o, enum np_print t, const char *key)
+{
+	if (o->fmt != NP_FMT_JSON || !(t & NP_PRINT_JSON))
+		return 0;
+	np_json_member(&o->json, key);
+	return 1;
+}
+
+void np_print_uint(struct np_out *o, enum np_print t, const char *key,
+		   const char *fmt, unsigned long long v)
+{
+	if (np_field_text(o, t, fmt))
+		printf(fmt, v);
+	else if (np_field_json(o, t, key))
+		fprintf(o->json.f, "%llu", v);
+}
+
+void np_print_int(struct np_out *o, enum np_print t, const char *key,
+		  const char *fmt, long long v)
+{
+	if (np_field_text(o, t, fmt))
+		printf(fmt, v);
+	else if (np_field_json(o, t, key))
+		fprintf(o->json.f, "%lld", v);
+}
+
+void np_print_hex(struct np_out *o, enum np_print t, const char *key,
+		  const char *fmt, unsigned long long v)
+{
+	if (np_field_text(o, t, fmt))
+		printf(fmt, v);
+	else if (np_field_json(o, t, key))
+		fprintf(o->json.f, "\"%#llx\"", v);
+}
+
+void np_print_float(struct np_out *o, enum np_print t, const char *key,
+		    const char *fmt, int prec, double v)
+{
+	if (np_field_text(o, t, fmt))
+		printf(fmt, v);
+	else if (np_field_json(o, t, key) && isfinite(v))
+		fprintf(o->json.f, "%.*f", prec, v);
+	else if (o->fmt == NP_FMT_JSON && (t & NP_PRINT_JSON))
+		fputs("null", o->json.f);	/* the member is written */
+}
+
+void np_print_str(struct np_out *o, enum np_print t, const char *key,
+		  const char *fmt, const char *s)
+{
+	if (np_field_text(o, t, fmt))
+		printf(fmt, s);
+	else if (np_field_json(o, t, key))
+		np_json_str(o->json.f, s);
+}
+
+void np_print_bool(struct np_out *o, enum np_print t, const char *key,
+		   const char *fmt, int v)
+{
+	if (np_field_text(o, t, fmt))
+		printf(fmt, v ? "yes" : "no");
+	else if (np_field_json(o, t, key))
+		fputs(v ? "true" : "false", o->json.f);
+}
+
+void np_print_null(struct np_out *o, enum np_print t, const char *key,
+		   const char *fmt)
+{
+	if (np_field_text(o, t, fmt))
+		fputs(fmt, stdout);
+	else if (np_field_json(o, t, key))
+		fputs("null", o->json.f);
+}
+
+void np_print_time(struct np_out *o, enum np_print t, const char *key,
+		   const char *fmt, const struct timeval *tv)
+{
+	char hms[16], when[32];
+	struct tm tm;
+
+	if (np_field_text(o, t, fmt)) {
+		localtime_r(&tv->tv_sec, &tm);
+		strftime(hms, sizeof(hms), "%H:%M:%S", &tm);
+		snprintf(when, sizeof(when), "%s.%03d", hms,
+			 (int)(tv->tv_usec / 1000));
+		printf(fmt, when);
+	} else if (np_field_json(o, t, key)) {
+		fprintf(o->json.f, "%ld.%03ld", (long)tv->tv_sec,
+			(long)tv->tv_usec / 1000);
+	}
+}
+
+void np_print_text(struct np_out *o, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (o->fmt != NP_FMT_TEXT)
+		return;
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+}
+
+/* The names of @mask, joined by @sep, in @buf; "" without a bit. */
+static const char *np_names_join(const struct np_bits *b,
+				 unsigned long long mask, char *buf,
+				 size_t size)
+{
+	size_t i, len = 0;
+
+	buf[0] = 0;
+	for (i = 0; i < b->nr_names && len < size; i++) {
+		if (!(mask & b->names[i].bit))
+			continue;
+		len += snprintf(buf + len, size - len, "%s%s",
+				len ? b->sep : "", b->names[i].name);
+		mask &= ~b->names[i].bit;
+	}
+	if (mask && b->unknown && len < size)
+		snprintf(buf + len, size - len, "%s%#llx", len ? b->sep : "",
+			 mask);
+	return buf;
+}
+
+void np_print_names(struct np_out *o, enum np_print t, const char *key,
+		    const char *fmt, const struct np_bits *b,
+		    unsigned long long mask)
+{
+	char buf[NP_OUT_ROW], hex[24];
+	size_t i;
+
+	if (np_field_text(o, t, fmt)) {
+		np_names_join(b, mask, buf, sizeof(buf));
+		printf(fmt, buf[0] ? buf : b->none);
+		return;
+	}
+	if (o->fmt != NP_FMT_JSON || !(t & NP_PRINT_JSON))
+		return;
+	np_out_arr_open(o, key, 0);
+	for (i = 0; i < b->nr_names; i++) {
+		if (!(mask & b->names[i].bit))
+			continue;
+		np_out_json_str(o, NULL, b->names[i].name, 0);
+		mask &= ~b->names[i].bit;
+	}
+	if (mask && b->unknown) {
+		snprintf(hex, sizeof(hex), "%#llx", mask);
+		np_out_json_str(o, NULL, hex, 0);
+	}
+	np_out_close(o);
 }
 
 /* ---- the end ----------------------------------------------------------- */

@@ -20,6 +20,7 @@
 #define NP_OUTPUT_H
 
 #include <stdio.h>
+#include <sys/time.h>
 
 #include <linux/types.h>
 
@@ -145,7 +146,61 @@ void np_print_u64(struct np_out *o, const struct np_metric *m,
 		  const struct np_label *labels, unsigned int nr, __u64 v,
 		  const __u64 *pv, unsigned int flags);
 
-/* @s as a JSON string, quoted and escaped. */
-void np_json_str(FILE *f, const char *s);
+/*
+ * ---- fields ------------------------------------------------------------
+ *
+ * A command that prints records rather than counters (info, query,
+ * migrate, watch, monitor) emits each field once, as iproute2's
+ * print_uint(PRINT_ANY, key, fmt, v): @t says where it shows, @key is its
+ * JSON member name (NULL inside an array) and @fmt its text, a printf
+ * format of the one value (NULL: not shown as text). Text goes to stdout
+ * in the order emitted; JSON members go in the containers open.
+ * Prometheus shows no fields.
+ */
+enum np_print {
+	NP_PRINT_TEXT = 1,
+	NP_PRINT_JSON = 2,
+	NP_PRINT_ANY = NP_PRINT_TEXT | NP_PRINT_JSON,
+};
+
+/* An output of fields only: np_out_init() without counters or rates. */
+int np_out_begin(struct np_out *o, enum np_fmt fmt);
+
+void np_print_uint(struct np_out *o, enum np_print t, const char *key,
+		   const char *fmt, unsigned long long v);
+void np_print_int(struct np_out *o, enum np_print t, const char *key,
+		  const char *fmt, long long v);
+/* JSON: a string, "0x7f00" (addresses, masks). */
+void np_print_hex(struct np_out *o, enum np_print t, const char *key,
+		  const char *fmt, unsigned long long v);
+/* JSON: @prec decimals; null when @v is not finite. */
+void np_print_float(struct np_out *o, enum np_print t, const char *key,
+		    const char *fmt, int prec, double v);
+void np_print_str(struct np_out *o, enum np_print t, const char *key,
+		  const char *fmt, const char *s);
+/* JSON: true or false; text: @fmt of "yes" or "no". */
+void np_print_bool(struct np_out *o, enum np_print t, const char *key,
+		   const char *fmt, int v);
+/* JSON: null; text: @fmt as it is. */
+void np_print_null(struct np_out *o, enum np_print t, const char *key,
+		   const char *fmt);
+/*
+ * A wall-clock time: JSON seconds with milliseconds (1764672000.123),
+ * text the local time of day by @fmt's one %s ("10:40:26.123").
+ */
+void np_print_time(struct np_out *o, enum np_print t, const char *key,
+		   const char *fmt, const struct timeval *tv);
+/* Text only: labels, headings, separators. */
+void np_print_text(struct np_out *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+struct np_bits;
+/*
+ * The names of @mask's bits: a JSON array of strings, or text joined by
+ * the table's separator (its "none" without a bit), by @fmt's one %s.
+ */
+void np_print_names(struct np_out *o, enum np_print t, const char *key,
+		    const char *fmt, const struct np_bits *b,
+		    unsigned long long mask);
 
 #endif /* NP_OUTPUT_H */

@@ -182,46 +182,43 @@ static int np_query_rows(struct np_query_cmd *c)
 	return 0;
 }
 
-static void np_print_run(const struct numaplace_run *r, int json, int first)
+/* Text column formats, set by the widest address and number. */
+struct np_query_fmt {
+	int width;		/* of "start-end" */
+	int digits;		/* of the number columns */
+	char num[24];		/* "  %8llu" */
+	char total[32];		/* " %8llu pages  " */
+};
+
+static void np_print_run(struct np_out *o, const struct numaplace_run *r)
 {
 	const char *err = r->node < 0 ? np_errno_name(-r->node) : NULL;
+	char buf[24];
 
-	if (!json) {
-		printf("%16llx %10llu ", (unsigned long long)r->start,
-		       (unsigned long long)r->nr_pages);
-		if (r->node >= 0)
-			printf("%8d  ", r->node);
-		else if (err)
-			printf("%8s  ", err);
-		else
-			printf("%8d  ", r->node);
-		np_print_bits(&np_kind_bits, r->kind, 0);
-		putchar('\n');
-		return;
-	}
-	printf("%s\n        { \"start\": \"%#llx\", \"pages\": %llu, \"node\": %d, ",
-	       first ? "" : ",",
-	       (unsigned long long)r->start, (unsigned long long)r->nr_pages,
-	       r->node);
-	if (r->node < 0) {
-		if (err)
-			printf("\"error\": \"%s\", ", err);
-		else
-			printf("\"error\": \"errno %d\", ", -r->node);
-	}
-	printf("\"kind\": [");
-	np_print_bits(&np_kind_bits, r->kind, 1);
-	printf("] }");
+	np_out_obj_open(o, NULL, 0);
+	np_print_hex(o, NP_PRINT_ANY, "start", "%16llx", r->start);
+	np_print_uint(o, NP_PRINT_ANY, "pages", " %10llu ", r->nr_pages);
+	/* A run the walk could not read: its errno, named when known. */
+	np_print_int(o, err ? NP_PRINT_JSON : NP_PRINT_ANY, "node", "%8lld  ",
+		     r->node);
+	if (r->node < 0 && !err)
+		snprintf(buf, sizeof(buf), "errno %d", -r->node);
+	if (r->node < 0)
+		np_print_str(o, err ? NP_PRINT_ANY : NP_PRINT_JSON, "error",
+			     "%8s  ", err ? err : buf);
+	np_print_names(o, NP_PRINT_ANY, "kind", "%s\n", &np_kind_bits,
+		       r->kind);
+	np_out_close(o);
 }
 
 /* Fetch and print the runs of one row, resuming while the buffer fills. */
-static int np_print_row_runs(const struct np_query_cmd *c,
+static int np_print_row_runs(struct np_out *o, const struct np_query_cmd *c,
 			     const struct np_row *row,
 			     struct numaplace_run *buf)
 {
 	unsigned long long addr = row->start;
 	size_t nr, done, i;
-	int ret, first = 1;
+	int ret;
 
 	while (addr < row->end) {
 		ret = numaplace_query_runs(c->pid, (void *)(uintptr_t)addr,
@@ -236,76 +233,51 @@ static int np_print_row_runs(const struct np_query_cmd *c,
 				addr, row->end, strerror(-ret));
 			return ret;
 		}
-		for (i = 0; i < nr; i++, first = 0)
-			np_print_run(&buf[i], c->json, first);
+		for (i = 0; i < nr; i++)
+			np_print_run(o, &buf[i]);
 		addr += (unsigned long long)done * c->info.page_size;
 	}
 	return 0;
 }
 
-static void np_json_node_pages(const struct np_query_cmd *c,
-			       const __u64 *pages)
+/* Pages per node with a column: JSON { "0": 12, ... }, text columns. */
+static void np_print_node_pages(struct np_out *o, const struct np_query_cmd *c,
+				const __u64 *pages, const char *fmt)
 {
-	const char *sep = "";
+	char key[12];
 	unsigned int n;
 
-	printf("{ ");
+	np_out_obj_open(o, "pages", 0);
 	for (n = 0; n < c->nr_nodes; n++) {
 		if (!c->show_node[n])
 			continue;
-		printf("%s\"%u\": %llu", sep, n, (unsigned long long)pages[n]);
-		sep = ", ";
+		snprintf(key, sizeof(key), "%u", n);
+		np_print_uint(o, NP_PRINT_ANY, key, fmt, pages[n]);
 	}
-	printf(" }");
+	np_out_close(o);
 }
 
-static int np_print_json(const struct np_query_cmd *c,
-			 struct numaplace_run *buf)
+/* One VMA's row: its range, permissions, pages per node and name. */
+static void np_print_row(struct np_out *o, const struct np_query_cmd *c,
+			 const struct np_row *row, const struct np_query_fmt *f)
 {
-	const char *sep = "";
-	unsigned int n;
-	size_t i;
-	int ret;
+	int len = snprintf(NULL, 0, "%llx-%llx", row->start, row->end);
 
-	printf("{\n  \"pid\": %d,\n  \"page_size\": %u,\n  \"nodes\": [",
-	       c->pid ? c->pid : (int)getpid(), c->info.page_size);
-	for (n = 0; n < c->nr_nodes; n++) {
-		if (!c->show_node[n])
-			continue;
-		printf("%s%u", sep, n);
-		sep = ", ";
-	}
-	printf("],\n  \"vmas\": [");
-	for (i = 0; i < c->nr_rows; i++) {
-		const struct np_row *row = &c->rows[i];
-
-		printf("%s\n    { \"start\": \"%#llx\", \"end\": \"%#llx\", \"perms\": ",
-		       i ? "," : "", row->start, row->end);
-		np_json_str(stdout, row->perms);
-		printf(", \"name\": ");
-		np_json_str(stdout, row->name);
-		printf(",\n      \"pages\": ");
-		np_json_node_pages(c, row->node_pages);
-		printf(", \"unplaced\": %llu",
-		       (unsigned long long)row->unplaced);
-		if (c->runs) {
-			printf(",\n      \"runs\": [");
-			ret = np_print_row_runs(c, row, buf);
-			if (ret)
-				return ret;
-			printf("\n      ]");
-		}
-		printf(" }");
-	}
-	printf("\n  ],\n  \"total\": { \"pages\": ");
-	np_json_node_pages(c, c->total);
-	printf(", \"unplaced\": %llu }\n}\n",
-	       (unsigned long long)c->total_unplaced);
-	return 0;
+	np_print_hex(o, NP_PRINT_ANY, "start", "%llx", row->start);
+	np_print_hex(o, NP_PRINT_ANY, "end", "-%llx", row->end);
+	np_print_text(o, "%*s", f->width - len, "");
+	np_print_str(o, NP_PRINT_ANY, "perms", " %-5s", row->perms);
+	np_print_node_pages(o, c, row->node_pages, f->num);
+	np_print_uint(o, NP_PRINT_ANY, "unplaced", f->num, row->unplaced);
+	np_print_str(o, *row->name ? NP_PRINT_ANY : NP_PRINT_JSON, "name",
+		     "  %s\n", row->name);
+	if (!*row->name)
+		np_print_text(o, "  [anon]\n");
 }
 
 /* Bytes of @pages in the largest binary unit that keeps a digit. */
-static void np_print_size(__u64 pages, unsigned int page_size)
+static void np_print_size(struct np_out *o, __u64 pages,
+			  unsigned int page_size)
 {
 	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB",
 					     "PiB", "EiB" };
@@ -316,7 +288,32 @@ static void np_print_size(__u64 pages, unsigned int page_size)
 		size /= 1024;
 		u++;
 	}
-	printf("%8.1f %s", size, units[u]);
+	np_print_text(o, "%8.1f %s\n", size, units[u]);
+}
+
+/* The totals: pages per node and unplaced, with their sizes. */
+static void np_print_totals(struct np_out *o, const struct np_query_cmd *c,
+			    const struct np_query_fmt *f)
+{
+	char key[12], label[24];
+	unsigned int n;
+
+	np_out_obj_open(o, "total", 0);
+	np_out_obj_open(o, "pages", 0);
+	for (n = 0; n < c->nr_nodes; n++) {
+		if (!c->show_node[n])
+			continue;
+		snprintf(key, sizeof(key), "%u", n);
+		snprintf(label, sizeof(label), "node %u", n);
+		np_print_text(o, "%-10s", label);
+		np_print_uint(o, NP_PRINT_ANY, key, f->total, c->total[n]);
+		np_print_size(o, c->total[n], c->info.page_size);
+	}
+	np_out_close(o);
+	np_print_text(o, "%-10s", "unplaced");
+	np_print_uint(o, NP_PRINT_ANY, "unplaced", f->total, c->total_unplaced);
+	np_print_size(o, c->total_unplaced, c->info.page_size);
+	np_out_close(o);
 }
 
 static int np_digits(__u64 v)
@@ -330,78 +327,100 @@ static int np_digits(__u64 v)
 	return d;
 }
 
-static void np_print_table(const struct np_query_cmd *c)
+/* The totals are the largest numbers: they set the column width. */
+static void np_query_fmt(const struct np_query_cmd *c, struct np_query_fmt *f)
 {
-	int width = 0, num = (int)strlen("UNPLACED");
+	int num = (int)strlen("UNPLACED"), len;
 	unsigned int n;
-	char addr[40];
 	size_t i;
 
-	/* The totals are the largest numbers: they set the column width. */
 	for (n = 0; n < c->nr_nodes; n++)
 		if (c->show_node[n] && np_digits(c->total[n]) > num)
 			num = np_digits(c->total[n]);
 	if (np_digits(c->total_unplaced) > num)
 		num = np_digits(c->total_unplaced);
+	f->width = 0;
 	for (i = 0; i < c->nr_rows; i++) {
-		int len = snprintf(addr, sizeof(addr), "%llx-%llx",
-				   c->rows[i].start, c->rows[i].end);
-
-		if (len > width)
-			width = len;
+		len = snprintf(NULL, 0, "%llx-%llx", c->rows[i].start,
+			       c->rows[i].end);
+		if (len > f->width)
+			f->width = len;
 	}
-	printf("%-*s %-5s", width, "ADDRESS", "PERMS");
-	for (n = 0; n < c->nr_nodes; n++) {
-		if (!c->show_node[n])
-			continue;
-		snprintf(addr, sizeof(addr), "NODE%u", n);
-		printf("  %*s", num, addr);
-	}
-	printf("  %*s  %s\n", num, "UNPLACED", "NAME");
-	for (i = 0; i < c->nr_rows; i++) {
-		const struct np_row *row = &c->rows[i];
-
-		snprintf(addr, sizeof(addr), "%llx-%llx", row->start,
-			 row->end);
-		printf("%-*s %-5s", width, addr, row->perms);
-		for (n = 0; n < c->nr_nodes; n++)
-			if (c->show_node[n])
-				printf("  %*llu", num,
-				       (unsigned long long)row->node_pages[n]);
-		printf("  %*llu  %s\n", num, (unsigned long long)row->unplaced,
-		       *row->name ? row->name : "[anon]");
-	}
-	printf("\n");
-	for (n = 0; n < c->nr_nodes; n++) {
-		if (!c->show_node[n])
-			continue;
-		snprintf(addr, sizeof(addr), "node %u", n);
-		printf("%-10s %*llu pages  ", addr, num,
-		       (unsigned long long)c->total[n]);
-		np_print_size(c->total[n], c->info.page_size);
-		printf("\n");
-	}
-	printf("%-10s %*llu pages  ", "unplaced", num,
-	       (unsigned long long)c->total_unplaced);
-	np_print_size(c->total_unplaced, c->info.page_size);
-	printf("\n");
+	f->digits = num;
+	snprintf(f->num, sizeof(f->num), "  %%%dllu", num);
+	snprintf(f->total, sizeof(f->total), " %%%dllu pages  ", num);
 }
 
-static int np_print_text(const struct np_query_cmd *c,
-			 struct numaplace_run *buf)
+/* The table's heading (text): a column per node with memory. */
+static void np_print_heading(struct np_out *o, const struct np_query_cmd *c,
+			     const struct np_query_fmt *f)
 {
+	int num = f->digits;
+	char name[16];
+	unsigned int n;
+
+	np_print_text(o, "%-*s %-5s", f->width, "ADDRESS", "PERMS");
+	for (n = 0; n < c->nr_nodes; n++) {
+		if (!c->show_node[n])
+			continue;
+		snprintf(name, sizeof(name), "NODE%u", n);
+		np_print_text(o, "  %*s", num, name);
+	}
+	np_print_text(o, "  %*s  %s\n", num, "UNPLACED", "NAME");
+}
+
+/*
+ * The answer: the table and its totals, then (--runs) the runs; in JSON
+ * each VMA holds its runs. After an error the JSON is left unclosed, so
+ * that no parser takes a part of the answer for all of it.
+ */
+static int np_query_print(const struct np_query_cmd *c,
+			  struct numaplace_run *buf)
+{
+	struct np_query_fmt f;
+	struct np_out o;
+	unsigned int n;
 	size_t i;
 	int ret;
 
-	np_print_table(c);
-	if (!c->runs)
-		return 0;
-	printf("\n%16s %10s %8s  %s\n", "START", "PAGES", "NODE", "KIND");
+	if (np_out_begin(&o, c->json ? NP_FMT_JSON : NP_FMT_TEXT))
+		return -ENOMEM;
+	np_query_fmt(c, &f);
+	np_print_int(&o, NP_PRINT_JSON, "pid", NULL,
+		     c->pid ? c->pid : (int)getpid());
+	np_print_uint(&o, NP_PRINT_JSON, "page_size", NULL, c->info.page_size);
+	np_out_arr_open(&o, "nodes", 0);
+	for (n = 0; n < c->nr_nodes; n++)
+		if (c->show_node[n])
+			np_print_uint(&o, NP_PRINT_JSON, NULL, NULL, n);
+	np_out_close(&o);
+	np_print_heading(&o, c, &f);
+	np_out_arr_open(&o, "vmas", 0);
 	for (i = 0; i < c->nr_rows; i++) {
-		ret = np_print_row_runs(c, &c->rows[i], buf);
-		if (ret)
-			return ret;
+		np_out_obj_open(&o, NULL, 0);
+		np_print_row(&o, c, &c->rows[i], &f);
+		if (c->runs && c->json) {
+			np_out_arr_open(&o, "runs", 0);
+			ret = np_print_row_runs(&o, c, &c->rows[i], buf);
+			if (ret)
+				return ret;
+			np_out_close(&o);
+		}
+		np_out_close(&o);
 	}
+	np_out_close(&o);
+	np_print_text(&o, "\n");
+	np_print_totals(&o, c, &f);
+	if (c->runs && !c->json) {
+		np_print_text(&o, "\n%16s %10s %8s  %s\n", "START", "PAGES",
+			      "NODE", "KIND");
+		for (i = 0; i < c->nr_rows; i++) {
+			ret = np_print_row_runs(&o, c, &c->rows[i], buf);
+			if (ret)
+				return ret;
+		}
+	}
+	np_out_end(&o);
 	return 0;
 }
 
@@ -494,7 +513,7 @@ int np_cmd_query(int argc, char **argv)
 		}
 	}
 	if (!ret)
-		ret = c.json ? np_print_json(&c, buf) : np_print_text(&c, buf);
+		ret = np_query_print(&c, buf);
 	fflush(stdout);
 	ret = np_exit_of(ret);
 out:

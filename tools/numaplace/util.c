@@ -242,25 +242,6 @@ void *np_array_grow(void *v, size_t *cap, size_t nr, size_t size,
 	return v;
 }
 
-void np_print_bits(const struct np_bits *b, unsigned long long mask,
-		   int json)
-{
-	const char *sep = "";
-	size_t i;
-
-	for (i = 0; i < b->nr_names; i++) {
-		if (!(mask & b->names[i].bit))
-			continue;
-		printf(json ? "%s\"%s\"" : "%s%s", sep, b->names[i].name);
-		sep = json ? ", " : b->sep;
-		mask &= ~b->names[i].bit;
-	}
-	if (mask && b->unknown)
-		printf(json ? "%s\"%#llx\"" : "%s%#llx", sep, mask);
-	else if (!json && !*sep)
-		printf("%s", b->none);
-}
-
 const struct np_bit_name np_engine_bit_names[NP_NR_ENGINES] = {
 	{ NUMAPLACE_ENGINE_KERNEL, "kernel" },
 	{ NUMAPLACE_ENGINE_VMA, "vma" },

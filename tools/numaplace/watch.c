@@ -22,6 +22,7 @@
 #include "numaplace.h"
 #include "cli.h"
 #include "nl.h"
+#include "output.h"
 
 /* Records read per read(2). */
 #define NP_WATCH_READ_RECS	16
@@ -74,78 +75,24 @@ static const char *np_watch_reason(unsigned int reason)
 	return "unknown";
 }
 
-static void np_watch_time(char *buf, size_t size, int json)
+/* Per node with pages before or after: "  n0 12->0"; JSON objects. */
+static void np_watch_print_nodes(struct np_out *o,
+				 const struct numaplace_watch_record *r,
+				 unsigned int nr)
 {
-	struct timeval tv;
-	struct tm tm;
-	char hms[16];
-
-	gettimeofday(&tv, NULL);
-	if (json) {
-		snprintf(buf, size, "%ld.%03ld", (long)tv.tv_sec,
-			 (long)tv.tv_usec / 1000);
-		return;
-	}
-	localtime_r(&tv.tv_sec, &tm);
-	strftime(hms, sizeof(hms), "%H:%M:%S", &tm);
-	snprintf(buf, size, "%s.%03d", hms, (int)(tv.tv_usec / 1000));
-}
-
-static void np_watch_print_json(const struct numaplace_watch_record *r,
-				long pid, unsigned long long id, unsigned int nr)
-{
-	const char *sep = "";
-	char when[64];
 	unsigned int n;
 
-	np_watch_time(when, sizeof(when), 1);
-	printf("{\"time\":%s,\"event\":\"watch\",", when);
-	if (id)
-		printf("\"watch\":%llu,", id);
-	printf("\"pid\":%ld,\"cookie\":%llu,\"seq\":%llu,\"reason\":\"%s\","
-	       "\"start\":\"%#llx\",\"len\":%llu,\"changed\":%llu,"
-	       "\"unplaced\":[%llu,%llu],\"nodes\":[",
-	       pid, (unsigned long long)r->cookie, (unsigned long long)r->seq,
-	       np_watch_reason(r->reason), (unsigned long long)r->start,
-	       (unsigned long long)r->len, (unsigned long long)r->nr_changed,
-	       (unsigned long long)r->unplaced_before,
-	       (unsigned long long)r->unplaced_after);
+	np_out_arr_open(o, "nodes", 0);
 	for (n = 0; n < nr; n++) {
 		if (!r->before[n] && !r->after[n])
 			continue;
-		printf("%s{\"node\":%u,\"before\":%llu,\"after\":%llu}", sep, n,
-		       (unsigned long long)r->before[n],
-		       (unsigned long long)r->after[n]);
-		sep = ",";
+		np_out_obj_open(o, NULL, 0);
+		np_print_uint(o, NP_PRINT_ANY, "node", "  n%llu ", n);
+		np_print_uint(o, NP_PRINT_ANY, "before", "%llu", r->before[n]);
+		np_print_uint(o, NP_PRINT_ANY, "after", "->%llu", r->after[n]);
+		np_out_close(o);
 	}
-	printf("]}\n");
-}
-
-static void np_watch_print_text(const struct numaplace_watch_record *r,
-				long pid, unsigned long long id, unsigned int nr)
-{
-	char when[64], seq[48];
-	unsigned int n;
-
-	np_watch_time(when, sizeof(when), 0);
-	if (id)		/* the monitor: any watch's record */
-		snprintf(seq, sizeof(seq), "w%llu#%llu", id,
-			 (unsigned long long)r->seq);
-	else
-		snprintf(seq, sizeof(seq), "#%llu", (unsigned long long)r->seq);
-	printf("%s %8ld %-7s %-8s %#llx+%#llx %llu %s", when, pid, seq,
-	       np_watch_reason(r->reason), (unsigned long long)r->start,
-	       (unsigned long long)r->len, (unsigned long long)r->nr_changed,
-	       r->reason == NUMAPLACE_WATCH_OVERFLOW ? "records" : "pages");
-	for (n = 0; n < nr; n++)
-		if (r->before[n] || r->after[n])
-			printf("  n%u %llu->%llu", n,
-			       (unsigned long long)r->before[n],
-			       (unsigned long long)r->after[n]);
-	if (r->unplaced_before || r->unplaced_after)
-		printf("  none %llu->%llu", (unsigned long long)r->unplaced_before,
-		       (unsigned long long)r->unplaced_after);
-	printf("\n");
+	np_out_close(o);
 }
 
 /*
@@ -155,14 +102,49 @@ static void np_watch_print_text(const struct numaplace_watch_record *r,
 void np_watch_print_id(const struct numaplace_watch_record *r, long pid,
 		       unsigned long long id, int json)
 {
+	int unplaced = r->unplaced_before || r->unplaced_after;
 	unsigned int nr = r->nr_nodes;
+	enum np_print t = unplaced ? NP_PRINT_ANY : NP_PRINT_JSON;
+	struct timeval tv;
+	char seq[48];
+	struct np_out o;
 
 	if (nr > NUMAPLACE_WATCH_NODES)
 		nr = NUMAPLACE_WATCH_NODES;
-	if (json)
-		np_watch_print_json(r, pid, id, nr);
+	if (np_out_begin(&o, json ? NP_FMT_JSON : NP_FMT_TEXT))
+		return;
+	gettimeofday(&tv, NULL);
+	np_print_time(&o, NP_PRINT_ANY, "time", "%s", &tv);
+	np_print_str(&o, NP_PRINT_JSON, "event", NULL, "watch");
+	if (id)		/* the monitor: any watch's record */
+		np_print_uint(&o, NP_PRINT_JSON, "watch", NULL, id);
+	np_print_int(&o, NP_PRINT_ANY, "pid", " %8lld", pid);
+	np_print_uint(&o, NP_PRINT_JSON, "cookie", NULL, r->cookie);
+	np_print_uint(&o, NP_PRINT_JSON, "seq", NULL, r->seq);
+	/* Text: the record as "w<watch>#<seq>", or "#<seq>". */
+	if (id)
+		snprintf(seq, sizeof(seq), "w%llu#%llu", id,
+			 (unsigned long long)r->seq);
 	else
-		np_watch_print_text(r, pid, id, nr);
+		snprintf(seq, sizeof(seq), "#%llu", (unsigned long long)r->seq);
+	np_print_str(&o, NP_PRINT_TEXT, NULL, " %-7s", seq);
+	np_print_str(&o, NP_PRINT_ANY, "reason", " %-8s",
+		     np_watch_reason(r->reason));
+	np_print_hex(&o, NP_PRINT_ANY, "start", " %#llx", r->start);
+	np_print_uint(&o, NP_PRINT_ANY, "len", "+%#llx", r->len);
+	np_print_uint(&o, NP_PRINT_ANY, "changed", " %llu", r->nr_changed);
+	np_print_text(&o, " %s", r->reason == NUMAPLACE_WATCH_OVERFLOW ?
+		      "records" : "pages");
+	np_watch_print_nodes(&o, r, nr);
+	/* The pages on no node: JSON [before, after]; text when any. */
+	np_out_arr_open(&o, "unplaced", 0);
+	if (unplaced)
+		np_print_text(&o, "  none ");
+	np_print_uint(&o, t, NULL, "%llu", r->unplaced_before);
+	np_print_uint(&o, t, NULL, "->%llu", r->unplaced_after);
+	np_out_close(&o);
+	np_print_text(&o, "\n");
+	np_out_end(&o);
 	fflush(stdout);
 }
 
