@@ -35,11 +35,6 @@ static const struct np_bit_name np_feature_names[] = {
 	{ NUMAPLACE_FEAT_PTRACE_EXACT, "ptrace-exact" },
 };
 
-/* A feature this tool has no name for is not shown. */
-static const struct np_bits np_feature_bits = {
-	np_feature_names, NP_ARRAY_SIZE(np_feature_names), " ", "(none)", 0,
-};
-
 /* The nodes set in @mask: a JSON array of numbers, or "0,1" as text. */
 static void np_print_mask(struct np_out *o, const char *label,
 			  const __u64 *mask, unsigned int nr)
@@ -59,6 +54,11 @@ static void np_print_mask(struct np_out *o, const char *label,
 	np_out_close(o);
 	np_print_text(o, "\n");
 }
+
+/* A feature this tool has no name for is not shown. */
+static const struct np_bits np_feature_bits = {
+	np_feature_names, NP_ARRAY_SIZE(np_feature_names), " ", "(none)", 0,
+};
 
 int np_cmd_info(int argc, char **argv)
 {

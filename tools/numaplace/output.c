@@ -352,13 +352,20 @@ static int np_field_json(struct np_out *o, enum np_print t, const char *key)
 	return 1;
 }
 
-void np_print_uint(struct np_out *o, enum np_print t, const char *key,
-		   const char *fmt, unsigned long long v)
+/* An unsigned field: text by @fmt, JSON by @jfmt. */
+static void np_print_u(struct np_out *o, enum np_print t, const char *key,
+		       const char *fmt, const char *jfmt, unsigned long long v)
 {
 	if (np_field_text(o, t, fmt))
 		printf(fmt, v);
 	else if (np_field_json(o, t, key))
-		fprintf(o->json.f, "%llu", v);
+		fprintf(o->json.f, jfmt, v);
+}
+
+void np_print_uint(struct np_out *o, enum np_print t, const char *key,
+		   const char *fmt, unsigned long long v)
+{
+	np_print_u(o, t, key, fmt, "%llu", v);
 }
 
 void np_print_int(struct np_out *o, enum np_print t, const char *key,
@@ -373,10 +380,7 @@ void np_print_int(struct np_out *o, enum np_print t, const char *key,
 void np_print_hex(struct np_out *o, enum np_print t, const char *key,
 		  const char *fmt, unsigned long long v)
 {
-	if (np_field_text(o, t, fmt))
-		printf(fmt, v);
-	else if (np_field_json(o, t, key))
-		fprintf(o->json.f, "\"%#llx\"", v);
+	np_print_u(o, t, key, fmt, "\"%#llx\"", v);
 }
 
 void np_print_float(struct np_out *o, enum np_print t, const char *key,
@@ -446,25 +450,28 @@ void np_print_text(struct np_out *o, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* The names of @mask, joined by @sep, in @buf; "" without a bit. */
-static const char *np_names_join(const struct np_bits *b,
-				 unsigned long long mask, char *buf,
+/*
+ * The name of the first bit of *@mask that has one, taken out of *@mask;
+ * then, if the table says so, the bits left as one hex number (in @hex);
+ * NULL at the end.
+ */
+static const char *np_names_next(const struct np_bits *b,
+				 unsigned long long *mask, char *hex,
 				 size_t size)
 {
-	size_t i, len = 0;
+	size_t i;
 
-	buf[0] = 0;
-	for (i = 0; i < b->nr_names && len < size; i++) {
-		if (!(mask & b->names[i].bit))
-			continue;
-		len += snprintf(buf + len, size - len, "%s%s",
-				len ? b->sep : "", b->names[i].name);
-		mask &= ~b->names[i].bit;
+	for (i = 0; i < b->nr_names; i++) {
+		if (*mask & b->names[i].bit) {
+			*mask &= ~b->names[i].bit;
+			return b->names[i].name;
+		}
 	}
-	if (mask && b->unknown && len < size)
-		snprintf(buf + len, size - len, "%s%#llx", len ? b->sep : "",
-			 mask);
-	return buf;
+	if (!*mask || !b->unknown)
+		return NULL;
+	snprintf(hex, size, "%#llx", *mask);
+	*mask = 0;
+	return hex;
 }
 
 void np_print_names(struct np_out *o, enum np_print t, const char *key,
@@ -472,26 +479,23 @@ void np_print_names(struct np_out *o, enum np_print t, const char *key,
 		    unsigned long long mask)
 {
 	char buf[NP_OUT_ROW], hex[24];
-	size_t i;
+	const char *name;
+	size_t len = 0;
 
 	if (np_field_text(o, t, fmt)) {
-		np_names_join(b, mask, buf, sizeof(buf));
+		buf[0] = 0;
+		while ((name = np_names_next(b, &mask, hex, sizeof(hex))) &&
+		       len < sizeof(buf))
+			len += snprintf(buf + len, sizeof(buf) - len, "%s%s",
+					len ? b->sep : "", name);
 		printf(fmt, buf[0] ? buf : b->none);
 		return;
 	}
 	if (o->fmt != NP_FMT_JSON || !(t & NP_PRINT_JSON))
 		return;
 	np_out_arr_open(o, key, 0);
-	for (i = 0; i < b->nr_names; i++) {
-		if (!(mask & b->names[i].bit))
-			continue;
-		np_out_json_str(o, NULL, b->names[i].name, 0);
-		mask &= ~b->names[i].bit;
-	}
-	if (mask && b->unknown) {
-		snprintf(hex, sizeof(hex), "%#llx", mask);
-		np_out_json_str(o, NULL, hex, 0);
-	}
+	while ((name = np_names_next(b, &mask, hex, sizeof(hex))))
+		np_out_json_str(o, NULL, name, 0);
 	np_out_close(o);
 }
 
