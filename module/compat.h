@@ -369,4 +369,162 @@ static inline int np_copy_page(struct page *to, struct page *from)
 }
 #endif
 
+/*
+ * The page-table engine's internals (engine-pt.c), resolved by ksyms.c.
+ *
+ * v6.8 "mm/rmap: introduce folio_remove_rmap_[pte|ptes|pmd]()" and
+ * "mm/rmap: introduce folio_add_anon_rmap_[pte|ptes|pmd]()" (David
+ * Hildenbrand's rmap interface overhaul; the release not checked here)
+ * replace page_remove_rmap(page, vma, compound) and
+ * page_add_anon_rmap(page, vma, address, flags) of 6.1. Feature test: the
+ * new prototype in <linux/rmap.h> (Kbuild). The engine maps one page per
+ * call, so both shapes take a single PTE.
+ */
+#ifdef NP_HAVE_FOLIO_RMAP_PTES
+#define NP_RMAP_REMOVE		folio_remove_rmap_ptes
+#define NP_RMAP_ADD_ANON	folio_add_anon_rmap_ptes
+#define np_rmap_remove_pte(fn, folio, page, vma) (fn)(folio, page, 1, vma)
+#define np_rmap_add_anon_pte(fn, folio, page, vma, addr, flags) \
+	(fn)(folio, page, 1, vma, addr, flags)
+#else
+#define NP_RMAP_REMOVE		page_remove_rmap
+#define NP_RMAP_ADD_ANON	page_add_anon_rmap
+#define np_rmap_remove_pte(fn, folio, page, vma) (fn)(page, vma, false)
+#define np_rmap_add_anon_pte(fn, folio, page, vma, addr, flags) \
+	(fn)(page, vma, addr, flags)
+#endif
+
+/*
+ * x86's flush_tlb_mm_range() (arch/x86/mm/tlb.c): <asm/tlbflush.h> hides
+ * its prototype from modules (#ifndef MODULE), so it is copied here; the
+ * same in 6.1.192, 6.12.117 and 7.3.4.
+ */
+typedef void np_flush_tlb_mm_range_t(struct mm_struct *mm, unsigned long start,
+				     unsigned long end,
+				     unsigned int stride_shift,
+				     bool freed_tables);
+
+/*
+ * After 6.1 (the commits are not identified here; 6.12 has both changes)
+ * struct mmu_notifier_range lost its vma member and
+ * mmu_notifier_range_init() its vma argument, and
+ * __mmu_notifier_invalidate_range_end() its only_end one (6.1 calls the
+ * secondary TLBs' invalidate_range() there too, when only_end is false).
+ * Feature tests: the member, the two-argument prototype (Kbuild).
+ */
+#ifdef NP_HAVE_MMU_NOTIFIER_RANGE_VMA
+#define np_mmu_range_init(range, vma, start, end) \
+	mmu_notifier_range_init(range, MMU_NOTIFY_CLEAR, 0, vma, (vma)->vm_mm, \
+				start, end)
+#else
+#define np_mmu_range_init(range, vma, start, end) \
+	mmu_notifier_range_init(range, MMU_NOTIFY_CLEAR, 0, (vma)->vm_mm, \
+				start, end)
+#endif
+#ifdef NP_HAVE_MMU_NOTIFIER_ONLY_END
+#define np_mmu_range_end_call(fn, range) (fn)(range, false)
+#else
+#define np_mmu_range_end_call(fn, range) (fn)(range)
+#endif
+
+/*
+ * Between 6.12 and 7.3 (the commit is not identified here) the
+ * userfaultfd write-protect PTE helpers were renamed: pte_uffd(),
+ * pte_mkuffd(), pte_swp_uffd(), pte_swp_mkuffd() for pte_uffd_wp() and
+ * the rest. Feature test: the new name in <asm-generic/pgtable_uffd.h>
+ * (Kbuild).
+ */
+#ifdef NP_HAVE_PTE_UFFD
+#define np_pte_uffd(pte)		pte_uffd(pte)
+#define np_pte_mkuffd(pte)		pte_mkuffd(pte)
+#define np_pte_swp_uffd(pte)		pte_swp_uffd(pte)
+#define np_pte_swp_mkuffd(pte)		pte_swp_mkuffd(pte)
+#else
+#define np_pte_uffd(pte)		pte_uffd_wp(pte)
+#define np_pte_mkuffd(pte)		pte_mkuffd_wp(pte)
+#define np_pte_swp_uffd(pte)		pte_swp_uffd_wp(pte)
+#define np_pte_swp_mkuffd(pte)		pte_swp_mkuffd_wp(pte)
+#endif
+
+/*
+ * 7.x userfaultfd read-write protection (userfaultfd_rwp(), the release not
+ * checked here) maps protected pages PAGE_NONE, and remove_migration_pte()
+ * restores that from the entry's uffd bit. The page-table engine leaves
+ * such VMAs to the other engines. Feature test: the helper (Kbuild).
+ */
+#ifdef NP_HAVE_UFFD_RWP
+#define np_uffd_rwp(vma) userfaultfd_rwp(vma)
+#else
+#define np_uffd_rwp(vma) false
+#endif
+
+/*
+ * Reading a migration entry: 7.x's softleaf_t API (NP_HAVE_LEAFOPS_H,
+ * above) or the swp_entry_t one. Writing one is make_*_migration_entry()
+ * and swp_entry_to_pte() on every supported kernel.
+ */
+#ifdef NP_HAVE_LEAFOPS_H
+#define np_leaf_pfn(e)			softleaf_to_pfn(e)
+#define np_leaf_is_migration_write(e)	softleaf_is_migration_write(e)
+#define np_leaf_is_migration_read(e)	softleaf_is_migration_read(e)
+#else
+#define np_leaf_pfn(e)			swp_offset_pfn(e)
+#define np_leaf_is_migration_write(e)	is_writable_migration_entry(e)
+#define np_leaf_is_migration_read(e)	is_readable_migration_entry(e)
+#endif
+
+/*
+ * The young and dirty bits of a migration entry: the kernel's inline
+ * make_migration_entry_young() and the rest read swap_migration_ad_supported,
+ * which is not exported (6.1.192, 6.12.117, 7.3.4: include/linux/swapops.h);
+ * ksyms.c resolves it as data and these do what they do with its value.
+ * The bits (SWP_MIG_YOUNG, SWP_MIG_DIRTY) are the same in all three.
+ */
+static inline swp_entry_t np_migration_entry_ad(swp_entry_t e, bool ad,
+						bool young, bool dirty)
+{
+	if (!ad)
+		return e;
+	return swp_entry(swp_type(e), swp_offset(e) |
+			 (young ? SWP_MIG_YOUNG : 0) |
+			 (dirty ? SWP_MIG_DIRTY : 0));
+}
+#define np_leaf_is_migration_young(ad, e) ((ad) && (swp_offset(e) & SWP_MIG_YOUNG))
+#define np_leaf_is_migration_dirty(ad, e) ((ad) && (swp_offset(e) & SWP_MIG_DIRTY))
+
+/*
+ * maybe_mkwrite() without x86's pte_mkwrite(pte, vma), which is out of line
+ * and not exported since v6.6 "mm: Make pte_mkwrite() take a VMA" (shadow
+ * stacks): for a VMA without VM_SHADOW_STACK (the engine takes no other)
+ * it is pte_clear_saveddirty(pte_mkwrite_novma(pte)), both inline (6.12.117,
+ * 7.3.4 arch/x86/mm/pgtable.c). 6.1's maybe_mkwrite() is inline. Feature
+ * test: pte_mkwrite_novma() in <asm/pgtable.h> (Kbuild).
+ */
+#ifdef NP_HAVE_PTE_MKWRITE_NOVMA
+static inline pte_t np_maybe_mkwrite(pte_t pte, struct vm_area_struct *vma)
+{
+	if (likely(vma->vm_flags & VM_WRITE))
+		pte = pte_clear_saveddirty(pte_mkwrite_novma(pte));
+	return pte;
+}
+#define np_vma_shadow_stack(vma) ((vma)->vm_flags & VM_SHADOW_STACK)
+#else
+#define np_maybe_mkwrite(pte, vma) maybe_mkwrite(pte, vma)
+#define np_vma_shadow_stack(vma) false
+#endif
+
+/*
+ * Marking an anon-exclusive page possibly shared before it is unmapped
+ * (its PTE cleared, the page table lock held): -EBUSY when it may be
+ * pinned. v6.8 "mm/rmap: introduce folio_try_share_anon_rmap_pte()"
+ * (same series as the rmap calls above) replaces 6.1's
+ * page_try_share_anon_rmap(); both are inline.
+ */
+#ifdef NP_HAVE_FOLIO_RMAP_PTES
+#define np_try_share_anon_pte(folio, page) \
+	folio_try_share_anon_rmap_pte(folio, page)
+#else
+#define np_try_share_anon_pte(folio, page) page_try_share_anon_rmap(page)
+#endif
+
 #endif /* _NUMAPLACE_COMPAT_H */

@@ -54,9 +54,11 @@ struct np_batch {
 	struct dma_chan *chan;
 	struct migrate_vma segs[NP_BATCH_SEGS_MAX];
 	unsigned int seg_idx[NP_BATCH_SEGS_MAX];	/* chunk index of a range's first page */
+	bool seg_pt[NP_BATCH_SEGS_MAX];	/* unmapped by the page-table engine */
 	unsigned int nr_segs;
 	unsigned int used;		/* entries of src/dst in use */
 	u64 unmap_ns;
+	u64 pt_unmap_ns;
 };
 
 bool np_engine_batch_available(void)
@@ -117,6 +119,10 @@ static void np_batch_setup(struct np_mig *m, struct vm_area_struct *vma,
 	struct np_batch *b = m->batch;
 	struct migrate_vma *args = &b->segs[b->nr_segs];
 	unsigned int nr = last - i + 1, k;
+	bool pt = np_pt_takes_vma(m, vma);
+	s32 *target = b->target + b->used;
+	u64 t0 = ktime_get_ns();
+	int ret;
 
 	*args = (struct migrate_vma) {
 		.vma = vma,
@@ -126,11 +132,18 @@ static void np_batch_setup(struct np_mig *m, struct vm_area_struct *vma,
 		.dst = b->dst + b->used,
 		.flags = MIGRATE_VMA_SELECT_SYSTEM,
 	};
-	if (migrate_vma_setup(args))
-		return;		/* left pending: resolve answers -EBUSY */
 	for (k = 0; k < nr; k++)
-		b->target[b->used + k] = test_bit(i + k, m->vma_pending) ?
-					 m->target[i + k] : -1;
+		target[k] = test_bit(i + k, m->vma_pending) ? m->target[i + k] : -1;
+	if (pt) {
+		np_pt_unmap(m, args, i, target);
+		b->pt_unmap_ns += ktime_get_ns() - t0;
+	} else {
+		ret = migrate_vma_setup(args);
+		b->unmap_ns += ktime_get_ns() - t0;
+		if (ret)
+			return;	/* left pending: resolve answers -EBUSY */
+	}
+	b->seg_pt[b->nr_segs] = pt;
 	b->seg_idx[b->nr_segs] = i;
 	b->used += args->npages;
 	b->nr_segs++;
@@ -142,13 +155,14 @@ static void np_batch_setup(struct np_mig *m, struct vm_area_struct *vma,
  * answers them (-ENOMEM, -EBUSY, or where a page named twice ended up).
  */
 static void np_batch_moved(struct np_mig *m, unsigned int idx,
-			   unsigned long src, unsigned long dst)
+			   unsigned long src, unsigned long dst,
+			   unsigned int engine)
 {
 	int to = page_to_nid(migrate_pfn_to_page(dst));
 
 	np_stat_folio_moved(page_to_nid(migrate_pfn_to_page(src)), to, 0, 1);
 	m->a->nr_moved_folios++;
-	m->a->engines |= NUMAPLACE_ENGINE_BATCH;
+	m->a->engines |= engine;
 	if (test_bit(idx, m->vma_pending) && m->target[idx] == to) {
 		clear_bit(idx, m->pending);
 		m->status[idx] = to;
@@ -177,15 +191,24 @@ static void np_batch_flush(struct np_mig *m)
 	u64 t0;
 	unsigned int s;
 
+	unsigned int engine = NUMAPLACE_ENGINE_BATCH;
+	bool pt;
+
 	np_stat_phase(NUMAPLACE_ENGINE_BATCH, NUMAPLACE_PHASE_UNMAP,
 		      b->unmap_ns);
+	np_stat_phase(NUMAPLACE_ENGINE_PT, NUMAPLACE_PHASE_UNMAP,
+		      b->pt_unmap_ns);
 	b->unmap_ns = 0;
+	b->pt_unmap_ns = 0;
 	if (!b->nr_segs)
 		return;
+	/* A batch with any page-table range counts as that engine's. */
+	for (s = 0; s < b->nr_segs; s++)
+		if (b->seg_pt[s])
+			engine = NUMAPLACE_ENGINE_PT;
 	np_copy_batch(&cb);
-	np_stat_phase(NUMAPLACE_ENGINE_BATCH, NUMAPLACE_PHASE_ALLOC,
-		      cb.alloc_ns);
-	np_stat_phase(NUMAPLACE_ENGINE_BATCH, NUMAPLACE_PHASE_COPY, cb.copy_ns);
+	np_stat_phase(engine, NUMAPLACE_PHASE_ALLOC, cb.alloc_ns);
+	np_stat_phase(engine, NUMAPLACE_PHASE_COPY, cb.copy_ns);
 	b->dma_failed = cb.dma_failed;
 	np_stat_add(NP_STAT_DMA_PAGES, cb.dma_pages);
 	np_stat_add(NP_STAT_DMA_FALLBACK, cb.dma_fallback);
@@ -193,17 +216,22 @@ static void np_batch_flush(struct np_mig *m)
 	t0 = ktime_get_ns();
 	for (s = 0; s < b->nr_segs; s++) {
 		args = &b->segs[s];
-		migrate_vma_pages(args);
+		pt = b->seg_pt[s];
+		if (pt)
+			np_pt_restore(args);	/* moves, remaps, puts back */
+		else
+			migrate_vma_pages(args);
 		for (j = 0; j < args->npages; j++) {
 			if (!args->dst[j] || !(args->src[j] & MIGRATE_PFN_MIGRATE))
 				continue;
 			np_batch_moved(m, b->seg_idx[s] + j, args->src[j],
-				       args->dst[j]);
+				       args->dst[j], pt ? NUMAPLACE_ENGINE_PT :
+						     NUMAPLACE_ENGINE_BATCH);
 		}
-		migrate_vma_finalize(args);
+		if (!pt)
+			migrate_vma_finalize(args);
 	}
-	np_stat_phase(NUMAPLACE_ENGINE_BATCH, NUMAPLACE_PHASE_RESTORE,
-		      ktime_get_ns() - t0);
+	np_stat_phase(engine, NUMAPLACE_PHASE_RESTORE, ktime_get_ns() - t0);
 	b->nr_segs = 0;
 	b->used = 0;
 }
@@ -215,7 +243,6 @@ static void np_batch_stretch(struct np_mig *m, unsigned long start,
 	unsigned int i, last, next, end = idx0 + nr_pages, limit;
 	struct vm_area_struct *vma;
 	unsigned long addr;
-	u64 t0;
 
 	for (i = find_next_bit(m->vma_pending, end, idx0); i < end;
 	     i = find_next_bit(m->vma_pending, end, last + 1)) {
@@ -244,9 +271,7 @@ static void np_batch_stretch(struct np_mig *m, unsigned long start,
 			 */
 			np_batch_flush(m);
 		}
-		t0 = ktime_get_ns();
 		np_batch_setup(m, vma, start, idx0, i, last);
-		m->batch->unmap_ns += ktime_get_ns() - t0;
 	}
 }
 

@@ -22,6 +22,8 @@ u64 np_features(void)
 		features |= NUMAPLACE_FEAT_MIGRATE_VMA;
 	if (engines & NUMAPLACE_ENGINE_BATCH)
 		features |= NUMAPLACE_FEAT_MIGRATE_BATCH;
+	if (engines & NUMAPLACE_ENGINE_PT)
+		features |= NUMAPLACE_FEAT_MIGRATE_PT;
 	if (np_watch_supported())
 		features |= NUMAPLACE_FEAT_WATCH;
 	return features;

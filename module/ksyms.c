@@ -112,6 +112,12 @@ static const struct {
 	NP_KSYM_AS(__stringify(NP_HUGETLB_ISOLATE), hugetlb_isolate, false),
 	NP_KSYM(lru_cache_disable),
 	NP_KSYM_AS("lru_disable_count", lru_disable_count, true),
+	NP_KSYM_AS(__stringify(NP_RMAP_REMOVE), rmap_remove, false),
+	NP_KSYM_AS(__stringify(NP_RMAP_ADD_ANON), rmap_add_anon, false),
+	NP_KSYM(flush_tlb_mm_range),
+	NP_KSYM_AS("__mmu_notifier_invalidate_range_start", mmu_range_start, false),
+	NP_KSYM_AS("__mmu_notifier_invalidate_range_end", mmu_range_end, false),
+	NP_KSYM_AS("swap_migration_ad_supported", swap_migration_ad_supported, true),
 };
 
 int np_ksyms_init(void)

@@ -10,7 +10,9 @@
 #include <linux/cpuset.h>
 #include <linux/hugetlb.h>
 #include <linux/migrate.h>
+#include <linux/mmu_notifier.h>
 #include <linux/ptrace.h>
+#include <linux/rmap.h>
 #include <linux/security.h>
 #include <linux/swap.h>
 
@@ -30,6 +32,14 @@ struct np_ksyms {
 	NP_LRU_CACHE_DISABLE_PTR lru_cache_disable;
 	/* data: lru_cache_enable() is an inline atomic_dec() of it */
 	atomic_t *lru_disable_count;
+	/* the page-table engine (engine-pt.c) */
+	typeof(&NP_RMAP_REMOVE) rmap_remove;
+	typeof(&NP_RMAP_ADD_ANON) rmap_add_anon;
+	np_flush_tlb_mm_range_t *flush_tlb_mm_range;
+	typeof(&__mmu_notifier_invalidate_range_start) mmu_range_start;
+	typeof(&__mmu_notifier_invalidate_range_end) mmu_range_end;
+	/* data: the kernel's migration entries keep the A/D bits */
+	bool *swap_migration_ad_supported;
 };
 
 extern struct np_ksyms np_ksyms;

@@ -115,6 +115,14 @@ void np_engine_batch_run(struct np_mig *m, const struct np_stretch *st,
 			 unsigned int nr);
 void np_collect_release(struct np_mig *m);
 
+/* module/engine-pt.c */
+struct migrate_vma;
+bool np_engine_pt_available(void);
+bool np_pt_takes_vma(const struct np_mig *m, struct vm_area_struct *vma);
+unsigned long np_pt_unmap(struct np_mig *m, struct migrate_vma *args,
+			  unsigned int idx, const s32 *target);
+void np_pt_restore(struct migrate_vma *args);
+
 /* module/engine-vma.c */
 bool np_engine_vma_available(void);
 void np_engine_vma_run(struct np_mig *m, unsigned long start,

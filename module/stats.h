@@ -12,8 +12,8 @@
 
 /* Folio orders counted: up to a PUD-sized folio (1 GiB hugetlb). */
 #define NP_STAT_ORDERS	(PUD_SHIFT - PAGE_SHIFT + 1)
-/* Engines with phase times: kernel, vma, batch (NUMAPLACE_ENGINE_* bits). */
-#define NP_STAT_ENGINES	3
+/* Engines with phase times: kernel, vma, batch, pt (NUMAPLACE_ENGINE_* bits). */
+#define NP_STAT_ENGINES	4
 
 /* Global counters, each with its unit. */
 enum np_stat {

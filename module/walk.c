@@ -231,6 +231,49 @@ static void np_walk_ptes(struct np_walk *w, pte_t *ptep, unsigned long addr,
 }
 
 /*
+ * Lock the PTE table of @pmdval, read from *@pmdp: the lock, or NULL when
+ * the PMD changed before it was taken (read it again).
+ */
+static spinlock_t *np_pte_lock_same(struct mm_struct *mm, pmd_t *pmdp,
+				    pmd_t pmdval)
+{
+	spinlock_t *ptl = pte_lockptr(mm, &pmdval);
+
+	spin_lock(ptl);
+	if (unlikely(!pmd_same(pmdval, np_pmdp_get(pmdp)))) {
+		spin_unlock(ptl);
+		return NULL;
+	}
+	return ptl;
+}
+
+/**
+ * np_pte_table_lock - __pte_offset_map_lock(), for the other engines
+ * @mm: the mm, its mmap lock held
+ * @pmdp: the PMD entry covering @addr
+ * @addr: an address in the table
+ * @ptlp: out, the table's lock, held on success
+ *
+ * Called under RCU (which keeps a table freed with pte_free_defer() valid
+ * until the PMD is seen again under the lock). Return: the PTE of @addr,
+ * or NULL when the PMD maps no PTE table (none, bad, a leaf or an entry).
+ */
+pte_t *np_pte_table_lock(struct mm_struct *mm, pmd_t *pmdp,
+			 unsigned long addr, spinlock_t **ptlp)
+{
+	pmd_t pmd;
+
+	do {
+		pmd = np_pmdp_get(pmdp);
+		if (pmd_none(pmd) || !pmd_present(pmd) || pmd_leaf(pmd) ||
+		    np_pmd_devmap(pmd) || pmd_bad(pmd))
+			return NULL;
+		*ptlp = np_pte_lock_same(mm, pmdp, pmd);
+	} while (!*ptlp);
+	return pte_offset_kernel(&pmd, addr);
+}
+
+/*
  * Lock the PTE table behind *@pmdp as __pte_offset_map_lock() does.
  * Return: false when the PMD changed before the lock was taken: the
  * caller reads it again. A stop inside the table is w->stopped.
@@ -238,13 +281,10 @@ static void np_walk_ptes(struct np_walk *w, pte_t *ptep, unsigned long addr,
 static bool np_walk_pte_table(struct np_walk *w, pmd_t *pmdp, pmd_t pmdval,
 			      unsigned long addr, unsigned long end)
 {
-	spinlock_t *ptl = pte_lockptr(w->mm, &pmdval);
+	spinlock_t *ptl = np_pte_lock_same(w->mm, pmdp, pmdval);
 
-	spin_lock(ptl);
-	if (unlikely(!pmd_same(pmdval, np_pmdp_get(pmdp)))) {
-		spin_unlock(ptl);
+	if (!ptl)
 		return false;
-	}
 	np_walk_ptes(w, pte_offset_kernel(&pmdval, addr), addr, end);
 	if ((w->flags & NP_WALK_LOCKED) && !w->stopped)
 		np_walk_flush(w);

@@ -77,5 +77,7 @@ int np_walk_begin(struct np_walk *w);
 void np_walk_begin_owed(struct np_walk *w);
 bool np_walk_range(struct np_walk *w, unsigned long start, unsigned long end);
 void np_walk_end(struct np_walk *w);
+pte_t *np_pte_table_lock(struct mm_struct *mm, pmd_t *pmdp,
+			 unsigned long addr, spinlock_t **ptlp);
 
 #endif /* _NUMAPLACE_WALK_H */

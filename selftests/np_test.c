@@ -239,11 +239,17 @@ __u32 np_engines_available(const struct numaplace_info *info)
 		e |= NUMAPLACE_ENGINE_VMA;
 	if (info->features & NUMAPLACE_FEAT_MIGRATE_BATCH)
 		e |= NUMAPLACE_ENGINE_BATCH;
+	if (info->features & NUMAPLACE_FEAT_MIGRATE_PT)
+		e |= NUMAPLACE_ENGINE_PT;
 	return e;
 }
 
 __u32 np_vma_engine(__u32 flags, __u32 avail)
 {
+	/* Inside the batched engine; with SPLIT_OK it leaves all to it. */
+	if (flags & NUMAPLACE_MIGRATE_ENGINE_PT)
+		return flags & NUMAPLACE_MIGRATE_SPLIT_OK ?
+		       NUMAPLACE_ENGINE_BATCH : NUMAPLACE_ENGINE_PT;
 	if (flags & NUMAPLACE_MIGRATE_ENGINE_VMA)
 		return NUMAPLACE_ENGINE_VMA;
 	if (flags & NUMAPLACE_MIGRATE_ENGINE_BATCH)
@@ -261,7 +267,7 @@ __u32 np_engines_allowed(const struct numaplace_info *info,
 	__u32 e = 0;
 
 	if (!(flags & NP_MIG_ENGINE_FLAGS))
-		return np_engines_available(info);
+		return np_engines_available(info) & ~NUMAPLACE_ENGINE_PT;
 	if (flags & NUMAPLACE_MIGRATE_ENGINE_KERNEL)
 		e |= NUMAPLACE_ENGINE_KERNEL;
 	if (flags & NUMAPLACE_MIGRATE_ENGINE_VMA)
@@ -269,6 +275,10 @@ __u32 np_engines_allowed(const struct numaplace_info *info,
 	/* The batched engine hands what it does not move to the kernel's. */
 	if (flags & NUMAPLACE_MIGRATE_ENGINE_BATCH)
 		e |= NUMAPLACE_ENGINE_BATCH | NUMAPLACE_ENGINE_KERNEL;
+	/* The page-table engine runs inside the batched one. */
+	if (flags & NUMAPLACE_MIGRATE_ENGINE_PT)
+		e |= NUMAPLACE_ENGINE_PT | NUMAPLACE_ENGINE_BATCH |
+		     NUMAPLACE_ENGINE_KERNEL;
 	return e & np_engines_available(info);
 }
 

@@ -349,7 +349,8 @@ int np_ctx_init(struct np_ctx *c, int fd, int pid);
 
 #define NP_MIG_ENGINE_FLAGS	(NUMAPLACE_MIGRATE_ENGINE_KERNEL |	\
 				 NUMAPLACE_MIGRATE_ENGINE_VMA |		\
-				 NUMAPLACE_MIGRATE_ENGINE_BATCH)
+				 NUMAPLACE_MIGRATE_ENGINE_BATCH |	\
+				 NUMAPLACE_MIGRATE_ENGINE_PT)
 /* MPOL_MF_MOVE and MPOL_MF_MOVE_ALL of move_pages(2). */
 #define NP_MF_MOVE		(1 << 1)
 #define NP_MF_MOVE_ALL		(1 << 2)
@@ -370,6 +371,8 @@ int np_ctx_init(struct np_ctx *c, int fd, int pid);
 #define NP_ENGINE_FEATURE_vma		NUMAPLACE_FEAT_MIGRATE_VMA
 #define NP_ENGINE_FLAGS_batch		NUMAPLACE_MIGRATE_ENGINE_BATCH
 #define NP_ENGINE_FEATURE_batch		NUMAPLACE_FEAT_MIGRATE_BATCH
+#define NP_ENGINE_FLAGS_pt		NUMAPLACE_MIGRATE_ENGINE_PT
+#define NP_ENGINE_FEATURE_pt		NUMAPLACE_FEAT_MIGRATE_PT
 
 #define NP_ENGINE_FIXTURE_VARIANT(fixture)				\
 	FIXTURE_VARIANT(fixture)					\
@@ -390,7 +393,8 @@ int np_ctx_init(struct np_ctx *c, int fd, int pid);
 	NP_ENGINE_VARIANT(fixture, default);				\
 	NP_ENGINE_VARIANT(fixture, kernel);				\
 	NP_ENGINE_VARIANT(fixture, vma);				\
-	NP_ENGINE_VARIANT(fixture, batch)
+	NP_ENGINE_VARIANT(fixture, batch);				\
+	NP_ENGINE_VARIANT(fixture, pt)
 
 void np_migrate_init(struct numaplace_migrate *m, int pid,
 		     __u32 flags, __u32 policy);

@@ -101,6 +101,7 @@ enum np_method_id {
 	NP_M_BATCH,
 	NP_M_BATCH1,
 	NP_M_BATCH2,
+	NP_M_PT,
 	NP_NR_METHODS,
 };
 
@@ -300,6 +301,8 @@ static const struct np_method np_methods[NP_NR_METHODS] = {
 	[NP_M_BATCH2] = { "numaplace batch, 2 workers",
 			  np_m_batch_workers, NUMAPLACE_MIGRATE_ENGINE_BATCH,
 			  NUMAPLACE_FEAT_MIGRATE_BATCH, 1 },
+	[NP_M_PT] = { "numaplace engine pt", np_m_migrate,
+		      NUMAPLACE_MIGRATE_ENGINE_PT, NUMAPLACE_FEAT_MIGRATE_PT, 1 },
 };
 
 #define NP_COPY_LIMIT	"/sys/kernel/debug/numaplace/copy_limit"
@@ -802,6 +805,7 @@ static void np_print_engines(unsigned int engines, char *buf, size_t len)
 		{ NUMAPLACE_ENGINE_KERNEL, "kernel" },
 		{ NUMAPLACE_ENGINE_VMA, "vma" },
 		{ NUMAPLACE_ENGINE_BATCH, "batch" },
+		{ NUMAPLACE_ENGINE_PT, "pt" },
 	};
 	size_t i, off = 0;
 

@@ -216,7 +216,7 @@ struct np_bits {
 
 
 /* The engines, NUMAPLACE_ENGINE_* by bit: their names, as migrate prints them. */
-#define NP_NR_ENGINES		3
+#define NP_NR_ENGINES		4
 extern const struct np_bit_name np_engine_bit_names[NP_NR_ENGINES];
 extern const struct np_bits np_engine_bits;
 /* The name of engine bit number @e, "engine@e" (in @buf) when it has none. */

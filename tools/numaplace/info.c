@@ -32,6 +32,7 @@ static const struct np_bit_name np_feature_names[] = {
 	{ NUMAPLACE_FEAT_MIGRATE_KERNEL, "migrate-kernel" },
 	{ NUMAPLACE_FEAT_MIGRATE_VMA, "migrate-vma" },
 	{ NUMAPLACE_FEAT_MIGRATE_BATCH, "migrate-batch" },
+	{ NUMAPLACE_FEAT_MIGRATE_PT, "migrate-pt" },
 	{ NUMAPLACE_FEAT_PTRACE_EXACT, "ptrace-exact" },
 };
 

@@ -34,6 +34,8 @@ static const struct np_engine {
 	  &np_engine_bit_names[1] },
 	{ NUMAPLACE_MIGRATE_ENGINE_BATCH, NUMAPLACE_FEAT_MIGRATE_BATCH,
 	  &np_engine_bit_names[2] },
+	{ NUMAPLACE_MIGRATE_ENGINE_PT, NUMAPLACE_FEAT_MIGRATE_PT,
+	  &np_engine_bit_names[3] },
 };
 
 /*

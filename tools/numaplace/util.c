@@ -246,6 +246,7 @@ const struct np_bit_name np_engine_bit_names[NP_NR_ENGINES] = {
 	{ NUMAPLACE_ENGINE_KERNEL, "kernel" },
 	{ NUMAPLACE_ENGINE_VMA, "vma" },
 	{ NUMAPLACE_ENGINE_BATCH, "batch" },
+	{ NUMAPLACE_ENGINE_PT, "pt" },
 };
 
 const struct np_bits np_engine_bits = {

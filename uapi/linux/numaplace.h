@@ -46,6 +46,7 @@
 #define NUMAPLACE_FEAT_MIGRATE_BATCH	(1ULL << 3) /* batched engine */
 #define NUMAPLACE_FEAT_PTRACE_EXACT	(1ULL << 4) /* exact ptrace check */
 #define NUMAPLACE_FEAT_WATCH		(1ULL << 5) /* NUMAPLACE_IOC_WATCH */
+#define NUMAPLACE_FEAT_MIGRATE_PT	(1ULL << 6) /* page-table engine */
 
 enum numaplace_cmd {
 	NUMAPLACE_CMD_INFO = 0,
@@ -188,6 +189,7 @@ struct numaplace_query {
 #define NUMAPLACE_MIGRATE_ENGINE_KERNEL (1U << 4) /* only the kernel engine */
 #define NUMAPLACE_MIGRATE_ENGINE_VMA	(1U << 5) /* only the migrate_vma engine */
 #define NUMAPLACE_MIGRATE_ENGINE_BATCH	(1U << 6) /* only the batched engine */
+#define NUMAPLACE_MIGRATE_ENGINE_PT	(1U << 7) /* the page-table engine first */
 
 /* numaplace_migrate.policy: where each page goes */
 enum numaplace_policy {
@@ -213,6 +215,7 @@ enum numaplace_fail {
 #define NUMAPLACE_ENGINE_KERNEL	(1U << 0) /* the kernel's migrate_pages() */
 #define NUMAPLACE_ENGINE_VMA	(1U << 1) /* migrate_vma_* (exported API) */
 #define NUMAPLACE_ENGINE_BATCH	(1U << 2) /* numaplace's batched engine */
+#define NUMAPLACE_ENGINE_PT	(1U << 3) /* numaplace's page-table engine */
 
 /**
  * struct numaplace_migrate - NUMAPLACE_IOC_MIGRATE: move these pages

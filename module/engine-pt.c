@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * numaplace: the page-table engine, for private anonymous order-0 pages
+ * that only the walked mm maps. It is the batched engine (engine-batch.c:
+ * windows, bulk allocation, copy workers) with its own unmap and restore:
+ * for such a page the PTE the walk holds under its lock is its only
+ * mapping, so the walk is the rmap walk, and there is none to do.
+ *
+ *  - unmap (np_pt_unmap()), per page table of a VMA range, under its lock:
+ *    each page is locked, isolated, and its PTE replaced by a migration
+ *    entry that keeps what try_to_migrate_one() keeps (writable, readable
+ *    exclusive, young, dirty, soft-dirty, uffd-wp), with the same
+ *    anon-exclusive handling (a page that may be pinned is left mapped),
+ *    then its rmap is dropped; one TLB flush per page table, and one
+ *    mmu-notifier invalidation for the range;
+ *  - allocate and copy: the batched engine's (module/copy.c);
+ *  - move (np_pt_restore()): folio_migrate_mapping() (an unexpected
+ *    reference fails that page) and folio_migrate_flags(), both exported,
+ *    as __migrate_folio() does after its copy;
+ *  - restore, per page table, under its lock: where the entry is still
+ *    ours, the new page is mapped (or the old one where a step failed: the
+ *    data stays where it was) as remove_migration_pte() maps it, with its
+ *    rmap; then both go back to the LRU (or the old one is freed).
+ * Design.md compares each step with the kernel's code, per version.
+ *
+ * Runs under the mmap lock held for read (since collect), outside RCU
+ * except while a page table is looked up and locked. The mmap lock keeps
+ * fork (which would share the pages), mremap and munmap out; a zap under
+ * the read lock (MADV_DONTNEED) may clear an entry meanwhile, which
+ * restore sees. Internals only through ksyms.c: the engine is available
+ * when every one of them is resolved and callable.
+ */
+#include <linux/migrate.h>
+#include <linux/mm.h>
+#include <linux/mm_inline.h>
+#include <linux/mmu_notifier.h>
+#include <linux/pgtable.h>
+#include <linux/rmap.h>
+#include <linux/swapops.h>
+#include <linux/userfaultfd_k.h>
+
+#include "migrate.h"
+#include "compat.h"
+#include "ksyms.h"
+#include "walk.h"
+
+bool np_engine_pt_available(void)
+{
+	return IS_ENABLED(CONFIG_MIGRATION) && IS_ENABLED(CONFIG_MMU_NOTIFIER) &&
+	       np_engine_batch_available() && np_ksyms.folio_isolate_lru &&
+	       np_ksyms.rmap_remove && np_ksyms.rmap_add_anon &&
+	       np_ksyms.flush_tlb_mm_range && np_ksyms.mmu_range_start &&
+	       np_ksyms.mmu_range_end && np_ksyms.swap_migration_ad_supported;
+}
+
+/*
+ * May the engine take this VMA's pages? Not an mlocked one (the kernel
+ * drains the mlock batch per page there), nor one under userfaultfd
+ * read-write protection, nor a shadow stack (compat.h np_maybe_mkwrite()):
+ * those stay with the migrate_vma path. Nor in a call that lets THPs be
+ * split (SPLIT_OK): collect hands those to migrate_vma, which splits them,
+ * and this engine moves order-0 pages only.
+ */
+bool np_pt_takes_vma(const struct np_mig *m, struct vm_area_struct *vma)
+{
+	return (m->engines & NUMAPLACE_ENGINE_PT) &&
+	       !(m->a->flags & NUMAPLACE_MIGRATE_SPLIT_OK) &&
+	       vma_is_anonymous(vma) &&
+	       !(vma->vm_flags & VM_LOCKED) && !np_uffd_rwp(vma) &&
+	       !np_vma_shadow_stack(vma);
+}
+
+/*
+ * The PTE table mapping @addr, locked (*@ptlp), or NULL when the PMD
+ * there maps none (a hole, a THP leaf or migration entry). Upper levels
+ * are kept by the mmap lock; the PTE table as walk.c keeps it (RCU held by
+ * the caller, np_pte_table_lock()).
+ */
+static pte_t *np_pt_map_lock(struct mm_struct *mm, unsigned long addr,
+			     spinlock_t **ptlp)
+{
+	pgd_t *pgd = pgd_offset(mm, addr);
+	p4d_t *p4d;
+	pud_t *pud;
+
+	/* Not the *_none_or_clear_bad() helpers: their reports are not exported. */
+	if (pgd_none(*pgd) || pgd_bad(*pgd))
+		return NULL;
+	p4d = p4d_offset(pgd, addr);
+	if (p4d_none(*p4d) || p4d_bad(*p4d))
+		return NULL;
+	pud = pud_offset(p4d, addr);
+	if (pud_none(*pud) || pud_leaf(*pud) || pud_bad(*pud))
+		return NULL;
+	return np_pte_table_lock(mm, pmd_offset(pud, addr), addr, ptlp);
+}
+
+static void np_pt_flush(struct mm_struct *mm, unsigned long first,
+			unsigned long last)
+{
+	if (first <= last)
+		np_ksyms.flush_tlb_mm_range(mm, first, last + PAGE_SIZE,
+					    PAGE_SHIFT, false);
+}
+
+/*
+ * The page @pte maps, if the engine may move it to @target: a present
+ * PTE (PROT_NONE too; not special or devmap) of an order-0 anonymous
+ * page that only this PTE maps, not KSM, not in the swap cache or under
+ * writeback, not on @target.
+ */
+static struct page *np_pt_page(pte_t pte, int target)
+{
+	struct folio *folio;
+	struct page *page;
+	unsigned long pfn;
+
+	/* PROT_NONE (NUMA hinting) is present: remap restores the VMA's prot. */
+	if (!pte_present(pte) || pte_special(pte) ||
+	    (pte_flags(pte) & NP_PAGE_DEVMAP))
+		return NULL;
+	pfn = pte_pfn(pte);
+	if (!pfn_valid(pfn))
+		return NULL;
+	page = pfn_to_page(pfn);
+	folio = page_folio(page);
+	if (folio_test_large(folio) || !folio_test_anon(folio) ||
+	    folio_test_ksm(folio) || folio_test_swapcache(folio) ||
+	    folio_test_writeback(folio) || np_mapped_shared(folio, page) ||
+	    folio_nid(folio) == target)
+		return NULL;
+	return page;
+}
+
+/* Put an isolated, locked folio the engine does not move back. */
+static void np_pt_putback(struct folio *folio)
+{
+	node_stat_mod_folio(folio, NR_ISOLATED_ANON, -1);
+	folio_unlock(folio);
+	folio_add_lru(folio);
+	folio_put(folio);	/* the isolation's reference */
+}
+
+/*
+ * try_to_migrate_one() for one PTE of an exclusive order-0 page, without
+ * its flush (the caller flushes the table's range once). Return: true
+ * when @ptep holds a migration entry for @page, its rmap dropped and the
+ * folio locked and isolated, with one reference (the isolation's).
+ */
+static bool np_pt_unmap_one(struct vm_area_struct *vma, unsigned long addr,
+			    pte_t *ptep, struct page *page)
+{
+	struct folio *folio = page_folio(page);
+	struct mm_struct *mm = vma->vm_mm;
+	bool anon_exclusive;
+	swp_entry_t entry;
+	pte_t pteval, swp_pte;
+
+	if (!folio_trylock(folio))
+		return false;
+	if (!NP_ISOLATE_LRU_OK(np_ksyms.folio_isolate_lru(folio))) {
+		folio_unlock(folio);
+		return false;
+	}
+	node_stat_mod_folio(folio, NR_ISOLATED_ANON, 1);
+
+	anon_exclusive = PageAnonExclusive(page);
+	pteval = ptep_get_and_clear(mm, addr, ptep);
+	/* See folio_try_share_anon_rmap_pte(): PTE cleared first. */
+	if (anon_exclusive && np_try_share_anon_pte(folio, page)) {
+		set_pte_at(mm, addr, ptep, pteval);
+		np_pt_putback(folio);
+		return false;
+	}
+	if (pte_dirty(pteval))
+		folio_mark_dirty(folio);
+	if (pte_write(pteval))
+		entry = make_writable_migration_entry(page_to_pfn(page));
+	else if (anon_exclusive)
+		entry = make_readable_exclusive_migration_entry(page_to_pfn(page));
+	else
+		entry = make_readable_migration_entry(page_to_pfn(page));
+	entry = np_migration_entry_ad(entry,
+				      READ_ONCE(*np_ksyms.swap_migration_ad_supported),
+				      pte_young(pteval), pte_dirty(pteval));
+	swp_pte = swp_entry_to_pte(entry);
+	if (pte_soft_dirty(pteval))
+		swp_pte = pte_swp_mksoft_dirty(swp_pte);
+	if (np_pte_uffd(pteval))
+		swp_pte = np_pte_swp_mkuffd(swp_pte);
+	set_pte_at(mm, addr, ptep, swp_pte);
+	np_rmap_remove_pte(np_ksyms.rmap_remove, folio, page, vma);
+	folio_put(folio);	/* the mapping's reference */
+	return true;
+}
+
+/**
+ * np_pt_unmap - unmap the pages of a VMA range the engine takes
+ * @m: the call
+ * @args: the range (vma, start, end) and its src array, one entry per page
+ * @idx: chunk index of the range's first page
+ * @target: per page of the range, its target node, or -1: not this
+ *	engine's
+ *
+ * Fills @args->src: migrate_pfn() | MIGRATE_PFN_MIGRATE for each page now
+ * behind a migration entry, 0 for the rest (left where they are, answered
+ * by resolve). Sets @args->npages. Return: pages unmapped.
+ */
+unsigned long np_pt_unmap(struct np_mig *m, struct migrate_vma *args,
+			  unsigned int idx, const s32 *target)
+{
+	struct vm_area_struct *vma = args->vma;
+	struct mm_struct *mm = vma->vm_mm;
+	unsigned long addr, next, first, last, nr_unmapped = 0, j;
+	struct mmu_notifier_range range;
+	struct page *page;
+	spinlock_t *ptl;
+	pte_t *ptep;
+
+	args->npages = (args->end - args->start) >> PAGE_SHIFT;
+	memset(args->src, 0, args->npages * sizeof(*args->src));
+	np_mmu_range_init(&range, vma, args->start, args->end);
+	if (mm_has_notifiers(mm))
+		np_ksyms.mmu_range_start(&range);
+	update_hiwater_rss(mm);
+	for (addr = args->start; addr < args->end; addr = next) {
+		next = pmd_addr_end(addr, args->end);
+		rcu_read_lock();
+		ptep = np_pt_map_lock(mm, addr, &ptl);
+		if (!ptep) {
+			rcu_read_unlock();
+			continue;
+		}
+		first = ULONG_MAX;
+		last = 0;
+		for (; addr < next; addr += PAGE_SIZE, ptep++) {
+			j = (addr - args->start) >> PAGE_SHIFT;
+			if (target[j] < 0 || !test_bit(idx + j, m->vma_pending))
+				continue;
+			page = np_pt_page(ptep_get(ptep), target[j]);
+			if (!page || !np_pt_unmap_one(vma, addr, ptep, page))
+				continue;
+			args->src[j] = migrate_pfn(page_to_pfn(page)) |
+				       MIGRATE_PFN_MIGRATE;
+			first = min(first, addr);
+			last = addr;
+			nr_unmapped++;
+		}
+		/* No CPU writes the old pages once this returns. */
+		np_pt_flush(mm, first, last);
+		spin_unlock(ptl);
+		rcu_read_unlock();
+	}
+	if (mm_has_notifiers(mm))
+		np_mmu_range_end_call(np_ksyms.mmu_range_end, &range);
+	return nr_unmapped;
+}
+
+/*
+ * remove_migration_pte() for one PTE: map @folio's page where @ptep still
+ * holds the migration entry of @old_pfn (else a zap took it meanwhile:
+ * nothing to map, as the kernel's rmap walk would find nothing).
+ */
+static void np_pt_map_one(struct vm_area_struct *vma, unsigned long addr,
+			  pte_t *ptep, unsigned long old_pfn,
+			  struct folio *folio)
+{
+	pte_t old_pte = ptep_get(ptep), pte;
+	struct page *new = &folio->page;
+	bool ad = READ_ONCE(*np_ksyms.swap_migration_ad_supported);
+	rmap_t rmap_flags = RMAP_NONE;
+	np_leaf_t entry;
+
+	if (pte_none(old_pte) || pte_present(old_pte))
+		return;
+	entry = np_leaf_from_pte(old_pte);
+	if (!np_leaf_is_migration(entry) || np_leaf_pfn(entry) != old_pfn)
+		return;
+
+	folio_get(folio);
+	pte = mk_pte(new, READ_ONCE(vma->vm_page_prot));
+	if (!np_leaf_is_migration_young(ad, entry))
+		pte = pte_mkold(pte);
+	if (folio_test_dirty(folio) && np_leaf_is_migration_dirty(ad, entry))
+		pte = pte_mkdirty(pte);
+	if (pte_swp_soft_dirty(old_pte))
+		pte = pte_mksoft_dirty(pte);
+	if (np_leaf_is_migration_write(entry))
+		pte = np_maybe_mkwrite(pte, vma);
+	else if (np_pte_swp_uffd(old_pte))
+		pte = np_pte_mkuffd(pte);
+	if (!np_leaf_is_migration_read(entry))
+		rmap_flags |= RMAP_EXCLUSIVE;
+	np_rmap_add_anon_pte(np_ksyms.rmap_add_anon, folio, new, vma, addr,
+			     rmap_flags);
+	set_pte_at(vma->vm_mm, addr, ptep, pte);
+	/* No need to invalidate: it was non-present before. */
+	update_mmu_cache(vma, addr, ptep);
+}
+
+/*
+ * Move mapping and flags from each unmapped page to its filled
+ * destination (args->dst), as __migrate_folio() does after the copy; a
+ * failure drops the destination (args->dst[j] = 0). Return: pages moved.
+ */
+static unsigned long np_pt_move(struct migrate_vma *args)
+{
+	struct folio *src, *dst;
+	unsigned long j, nr = 0;
+
+	for (j = 0; j < args->npages; j++) {
+		if (!(args->src[j] & MIGRATE_PFN_MIGRATE) || !args->dst[j])
+			continue;
+		src = page_folio(migrate_pfn_to_page(args->src[j]));
+		dst = page_folio(migrate_pfn_to_page(args->dst[j]));
+		/* Our one reference (the isolation's) and no other. */
+		if (folio_migrate_mapping(NULL, dst, src, 0)) {
+			folio_unlock(dst);
+			folio_put(dst);
+			args->dst[j] = 0;
+			continue;
+		}
+		folio_migrate_flags(dst, src);
+		nr++;
+	}
+	return nr;
+}
+
+/**
+ * np_pt_restore - move and remap a range np_pt_unmap() unmapped
+ * @args: the range; dst[j]: the filled destination of src[j], or 0
+ *
+ * On return every page is mapped again (the new one where it moved, else
+ * the old one), off the locks and on the LRU; dst[j] is still set for the
+ * pages that moved (0 for the others), for the caller's answers.
+ */
+void np_pt_restore(struct migrate_vma *args)
+{
+	struct vm_area_struct *vma = args->vma;
+	struct mm_struct *mm = vma->vm_mm;
+	unsigned long addr, next, j;
+	struct folio *src, *dst;
+	spinlock_t *ptl;
+	pte_t *ptep;
+
+	np_pt_move(args);
+	for (addr = args->start; addr < args->end; addr = next) {
+		next = pmd_addr_end(addr, args->end);
+		rcu_read_lock();
+		ptep = np_pt_map_lock(mm, addr, &ptl);
+		for (; ptep && addr < next; addr += PAGE_SIZE, ptep++) {
+			j = (addr - args->start) >> PAGE_SHIFT;
+			if (!(args->src[j] & MIGRATE_PFN_MIGRATE))
+				continue;
+			src = page_folio(migrate_pfn_to_page(args->src[j]));
+			dst = args->dst[j] ?
+			      page_folio(migrate_pfn_to_page(args->dst[j])) : src;
+			np_pt_map_one(vma, addr, ptep, folio_pfn(src), dst);
+		}
+		if (ptep)
+			spin_unlock(ptl);
+		rcu_read_unlock();
+	}
+	/* The LRU for the batch, off the page table locks. */
+	for (j = 0; j < args->npages; j++) {
+		if (!(args->src[j] & MIGRATE_PFN_MIGRATE))
+			continue;
+		src = page_folio(migrate_pfn_to_page(args->src[j]));
+		if (!args->dst[j]) {
+			np_pt_putback(src);
+			continue;
+		}
+		dst = page_folio(migrate_pfn_to_page(args->dst[j]));
+		folio_unlock(dst);
+		folio_add_lru(dst);
+		folio_put(dst);	/* the allocation's reference */
+		node_stat_mod_folio(src, NR_ISOLATED_ANON, -1);
+		folio_unlock(src);
+		folio_put(src);	/* the isolation's, the last: freed */
+	}
+}
