@@ -756,3 +756,17 @@ void np_idle_stop(struct np_idle *t)
 	pthread_mutex_unlock(&t->lock);
 	pthread_join(t->th, NULL);
 }
+
+long np_vmstat(const char *key)
+{
+	char k[64];
+	long v, ret = -1;
+	FILE *f = fopen("/proc/vmstat", "re");
+
+	while (f && fscanf(f, "%63s %ld", k, &v) == 2)
+		if (!strcmp(k, key))
+			ret = v;
+	if (f)
+		fclose(f);
+	return ret;
+}

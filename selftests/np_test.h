@@ -107,6 +107,8 @@ int np_query_array(int fd, int pid, __u32 flags,
 
 /* Write a string to a sysfs/procfs file; 0 or -errno. */
 int np_write_str(const char *path, const char *val);
+/* The value of /proc/vmstat line @key, or -1. */
+long np_vmstat(const char *key);
 
 /* Read a small file into @buf (NUL-terminated, newline cut); or -errno. */
 int np_read_str(const char *path, char *buf, size_t size);

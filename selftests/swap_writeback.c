@@ -125,21 +125,6 @@ static size_t np_wb_window(const struct np_wb *w, int pm, int kpf,
 	return n;
 }
 
-static long np_vmstat(const char *key)
-{
-	char k[64];
-	long v, ret = -1;
-	FILE *f = fopen("/proc/vmstat", "re");
-
-	if (!f)
-		return -1;
-	while (fscanf(f, "%63s %ld", k, &v) == 2)
-		if (!strcmp(k, key))
-			ret = v;
-	fclose(f);
-	return ret;
-}
-
 /* The child: churn and migrate for @secs. Its exit code. */
 static int np_wb_child(__u32 eflags, long secs)
 {

@@ -509,8 +509,10 @@ TEST_F(target, fd_from_nobody)
 /*
  * simulate_ibt=1: on 6.12 the exact ptrace check is gone (as on an
  * IBT-enforcing CPU), so an unprivileged same-uid query of another
- * process is -EPERM; 6.1 has no IBT and keeps it. Reloads the module
- * plainly at the end (teardown).
+ * process is -EPERM; 6.1 has no IBT and keeps it. The page-table engine,
+ * all internals, goes the same way: its INFO bit clears and its flag is
+ * -EOPNOTSUPP, while the batched engine (exports only) stays. Reloads
+ * the module plainly at the end (teardown).
  */
 TEST_F_TIMEOUT(target, simulate_ibt, 60)
 {
@@ -524,6 +526,8 @@ TEST_F_TIMEOUT(target, simulate_ibt, 60)
 		SKIP(return, "no %s", NP_MODULE_PATH);
 	/* The guest's CPU does not enforce IBT: the plain module is exact. */
 	EXPECT_TRUE(self->exact);
+	ASSERT_EQ(0, np_get_info(self->fd, &info));
+	EXPECT_TRUE(info.features & NUMAPLACE_FEAT_MIGRATE_PT);
 	close(self->fd);
 	self->fd = -1;
 	self->reload = 1;
@@ -537,9 +541,12 @@ TEST_F_TIMEOUT(target, simulate_ibt, 60)
 	EXPECT_TRUE(info.features & NUMAPLACE_FEAT_QUERY);
 	if (self->c.new_kernel) {
 		EXPECT_FALSE(info.features & NUMAPLACE_FEAT_PTRACE_EXACT);
+		EXPECT_FALSE(info.features & NUMAPLACE_FEAT_MIGRATE_PT);
 	} else {
 		EXPECT_TRUE(info.features & NUMAPLACE_FEAT_PTRACE_EXACT);
+		EXPECT_TRUE(info.features & NUMAPLACE_FEAT_MIGRATE_PT);
 	}
+	EXPECT_TRUE(info.features & NUMAPLACE_FEAT_MIGRATE_BATCH);
 
 	pid = np_kid(_metadata, self, NP_NOBODY, 1);
 	ASSERT_GT(pid, 0);
@@ -569,6 +576,13 @@ TEST_F_TIMEOUT(target, simulate_ibt, 60)
 		ASSERT_NE(NULL, own);
 		EXPECT_EQ(0, np_check_pid(self, self->fd, getpid(),
 					  (uintptr_t)own, "simulate_ibt self"));
+		/* The page-table engine is off; the default choice still moves. */
+		EXPECT_EQ(-EOPNOTSUPP,
+			  np_migrate_node(self->fd, 0, NUMAPLACE_MIGRATE_ENGINE_PT,
+					  (uintptr_t)own, psz, 0, &st, &m));
+		EXPECT_EQ(0, np_migrate_node(self->fd, 0, 0, (uintptr_t)own,
+					     psz, 0, &st, &m));
+		EXPECT_FALSE(m.engines & NUMAPLACE_ENGINE_PT);
 	} else {
 		EXPECT_EQ(0, np_check_pid(self, self->fd, pid, self->sh->base,
 					  "simulate_ibt root"));

@@ -7,7 +7,7 @@
 #   profile.sh [ENGINE...]   (default: kernel vma batch)
 bench=/usr/libexec/numaplace/bench
 ko=/usr/lib/numaplace/numaplace.ko
-engines=${*:-kernel vma batch}
+engines=${*:-kernel vma batch pt}
 for v in 4k thp 4k-ilv; do
 	for e in $engines; do
 		rmmod numaplace && insmod "$ko" ${NP_MODPARAMS:-} || exit 1
