@@ -383,15 +383,15 @@ static inline int np_copy_page(struct page *to, struct page *from)
 #ifdef NP_HAVE_FOLIO_RMAP_PTES
 #define NP_RMAP_REMOVE		folio_remove_rmap_ptes
 #define NP_RMAP_ADD_ANON	folio_add_anon_rmap_ptes
-#define np_rmap_remove_pte(fn, folio, page, vma) (fn)(folio, page, 1, vma)
+#define np_rmap_remove_pte(fn, folio, page, vma) ((fn)(folio, page, 1, vma))
 #define np_rmap_add_anon_pte(fn, folio, page, vma, addr, flags) \
-	(fn)(folio, page, 1, vma, addr, flags)
+	((fn)(folio, page, 1, vma, addr, flags))
 #else
 #define NP_RMAP_REMOVE		page_remove_rmap
 #define NP_RMAP_ADD_ANON	page_add_anon_rmap
-#define np_rmap_remove_pte(fn, folio, page, vma) (fn)(page, vma, false)
+#define np_rmap_remove_pte(fn, folio, page, vma) ((fn)(page, vma, false))
 #define np_rmap_add_anon_pte(fn, folio, page, vma, addr, flags) \
-	(fn)(page, vma, addr, flags)
+	((fn)(page, vma, addr, flags))
 #endif
 
 /*
@@ -422,9 +422,9 @@ typedef void np_flush_tlb_mm_range_t(struct mm_struct *mm, unsigned long start,
 				start, end)
 #endif
 #ifdef NP_HAVE_MMU_NOTIFIER_ONLY_END
-#define np_mmu_range_end_call(fn, range) (fn)(range, false)
+#define np_mmu_range_end_call(fn, range) ((fn)(range, false))
 #else
-#define np_mmu_range_end_call(fn, range) (fn)(range)
+#define np_mmu_range_end_call(fn, range) ((fn)(range))
 #endif
 
 /*

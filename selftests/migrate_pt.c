@@ -16,6 +16,7 @@
  * feature (soft-dirty, uffd-wp on anonymous memory).
  */
 #include <fcntl.h>
+#include <linux/mempolicy.h>
 #include <linux/userfaultfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -39,6 +40,8 @@ FIXTURE(pt)
 
 FIXTURE_SETUP(pt)
 {
+	unsigned long node0 = 1;
+
 	self->fd = -1;
 	self->buf = MAP_FAILED;
 	if (NP_MIG_SETUP(&self->fd, &self->c, &self->info))
@@ -56,6 +59,9 @@ FIXTURE_SETUP(pt)
 	ASSERT_NE(MAP_FAILED, self->buf);
 	/* 4 KiB pages only: the engine moves order-0 folios. */
 	madvise(self->buf, self->len, MADV_NOHUGEPAGE);
+	/* Faulted in on node 0, wherever the test runs; moved to node 1. */
+	ASSERT_EQ(0, syscall(__NR_mbind, self->buf, self->len, MPOL_BIND,
+			     &node0, sizeof(node0) * 8, 0));
 }
 
 FIXTURE_TEARDOWN(pt)
