@@ -283,8 +283,16 @@ static void np_pt_map_one(struct vm_area_struct *vma, unsigned long addr,
 		pte = pte_mkold(pte);
 	if (folio_test_dirty(folio) && np_leaf_is_migration_dirty(ad, entry))
 		pte = pte_mkdirty(pte);
+	/*
+	 * x86's pte_mkdirty() sets the soft-dirty bit too: clear it for a
+	 * page that was not soft-dirty, as 6.12's and 7.3's
+	 * remove_migration_pte() do (6.1's leaves it set, reporting a clean
+	 * page soft-dirty after a move; migrate_pt.c tests it).
+	 */
 	if (pte_swp_soft_dirty(old_pte))
 		pte = pte_mksoft_dirty(pte);
+	else
+		pte = pte_clear_soft_dirty(pte);
 	if (np_leaf_is_migration_write(entry))
 		pte = np_maybe_mkwrite(pte, vma);
 	else if (np_pte_swp_uffd(old_pte))
