@@ -64,9 +64,11 @@ unsigned int np_config_engine_bit(u32 engine)
 /*
  * The engines of this call. An ENGINE_* flag asks for exactly one. Else
  * the configured engine (netlink CONFIG_SET), and by default every engine
- * this host has: the batched engine (else the migrate_vma one) takes
- * private anonymous order-0 pages (measured faster than the kernel engine
- * on them, Documentation/performance.md), the kernel engine the rest.
+ * this host has: the page-table engine takes the private anonymous
+ * order-0 pages only this process maps, in the VMAs it takes, the batched
+ * engine (else the migrate_vma one) those of the other VMAs (each measured
+ * faster than the next on them, Documentation/performance.md), the kernel
+ * engine the rest.
  */
 static int np_migrate_pick(const struct numaplace_migrate *a)
 {
@@ -81,8 +83,6 @@ static int np_migrate_pick(const struct numaplace_migrate *a)
 				       NUMAPLACE_ENGINE_KERNEL);
 		if (have & np_config_engine_bit(engine))
 			return np_config_engine_bit(engine);
-		/* Not yet measured as the default: asked for by its flag. */
-		have &= ~NUMAPLACE_ENGINE_PT;
 		return have ?: -EOPNOTSUPP;
 	case NUMAPLACE_MIGRATE_ENGINE_KERNEL:
 		want = NUMAPLACE_ENGINE_KERNEL;

@@ -246,16 +246,20 @@ __u32 np_engines_available(const struct numaplace_info *info)
 
 __u32 np_vma_engine(__u32 flags, __u32 avail)
 {
-	/* Inside the batched engine; with SPLIT_OK it leaves all to it. */
-	if (flags & NUMAPLACE_MIGRATE_ENGINE_PT)
-		return flags & NUMAPLACE_MIGRATE_SPLIT_OK ?
-		       NUMAPLACE_ENGINE_BATCH : NUMAPLACE_ENGINE_PT;
 	if (flags & NUMAPLACE_MIGRATE_ENGINE_VMA)
 		return NUMAPLACE_ENGINE_VMA;
 	if (flags & NUMAPLACE_MIGRATE_ENGINE_BATCH)
 		return NUMAPLACE_ENGINE_BATCH;
 	if (flags & NUMAPLACE_MIGRATE_ENGINE_KERNEL)
 		return 0;
+	/*
+	 * ENGINE_PT, or the module's choice where it has it: inside the
+	 * batched engine, which takes all of a SPLIT_OK call.
+	 */
+	if ((flags & NUMAPLACE_MIGRATE_ENGINE_PT) ||
+	    (avail & NUMAPLACE_ENGINE_PT))
+		return flags & NUMAPLACE_MIGRATE_SPLIT_OK ?
+		       NUMAPLACE_ENGINE_BATCH : NUMAPLACE_ENGINE_PT;
 	if (avail & NUMAPLACE_ENGINE_BATCH)
 		return NUMAPLACE_ENGINE_BATCH;
 	return avail & NUMAPLACE_ENGINE_VMA;
@@ -267,7 +271,7 @@ __u32 np_engines_allowed(const struct numaplace_info *info,
 	__u32 e = 0;
 
 	if (!(flags & NP_MIG_ENGINE_FLAGS))
-		return np_engines_available(info) & ~NUMAPLACE_ENGINE_PT;
+		return np_engines_available(info);
 	if (flags & NUMAPLACE_MIGRATE_ENGINE_KERNEL)
 		e |= NUMAPLACE_ENGINE_KERNEL;
 	if (flags & NUMAPLACE_MIGRATE_ENGINE_VMA)

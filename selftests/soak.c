@@ -159,11 +159,12 @@ static int np_pick_engine(struct np_migrator *mg, int b)
 {
 	static const __u32 flag[] = { 0, NUMAPLACE_MIGRATE_ENGINE_KERNEL,
 				      NUMAPLACE_MIGRATE_ENGINE_VMA,
-				      NUMAPLACE_MIGRATE_ENGINE_BATCH };
+				      NUMAPLACE_MIGRATE_ENGINE_BATCH,
+				      NUMAPLACE_MIGRATE_ENGINE_PT };
 	unsigned int ok = atomic_load(mg->engines_ok);
 
 	for (int tries = 0; tries < 16; tries++) {
-		__u32 f = flag[np_rand_below(&mg->rs, 4)];
+		__u32 f = flag[np_rand_below(&mg->rs, ARRAY_SIZE(flag))];
 
 		/* migrate_vma moves private anon only; shared would be -EBUSY. */
 		if (f == NUMAPLACE_MIGRATE_ENGINE_VMA && b != NP_SB_ANON &&
@@ -465,6 +466,8 @@ TEST_F_TIMEOUT(soak, mix, NP_SOAK_MAX_S + NP_SOAK_END_S)
 		engines_ok &= ~NUMAPLACE_MIGRATE_ENGINE_VMA;
 	if (!(self->info.features & NUMAPLACE_FEAT_MIGRATE_BATCH))
 		engines_ok &= ~NUMAPLACE_MIGRATE_ENGINE_BATCH;
+	if (!(self->info.features & NUMAPLACE_FEAT_MIGRATE_PT))
+		engines_ok &= ~NUMAPLACE_MIGRATE_ENGINE_PT;
 	np_msg("engine flags in the mix: %#x (+ default)\n", engines_ok);
 	ASSERT_EQ(0, np_isolated(&iso_anon0, &iso_file0));
 

@@ -893,7 +893,8 @@ int main(int argc, char **argv)
 {
 	unsigned long long any = NUMAPLACE_FEAT_MIGRATE_KERNEL |
 				 NUMAPLACE_FEAT_MIGRATE_VMA |
-				 NUMAPLACE_FEAT_MIGRATE_BATCH;
+				 NUMAPLACE_FEAT_MIGRATE_BATCH |
+				 NUMAPLACE_FEAT_MIGRATE_PT;
 	struct np_result res[NP_NR_VARIANTS];
 	struct numaplace_info info;
 	struct utsname uts;

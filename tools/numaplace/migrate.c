@@ -290,7 +290,8 @@ static int np_migrate_open(struct np_migrate_cmd *c)
 {
 	unsigned long long any = NUMAPLACE_FEAT_MIGRATE_KERNEL |
 				 NUMAPLACE_FEAT_MIGRATE_VMA |
-				 NUMAPLACE_FEAT_MIGRATE_BATCH;
+				 NUMAPLACE_FEAT_MIGRATE_BATCH |
+				 NUMAPLACE_FEAT_MIGRATE_PT;
 	size_t i;
 	int ret;
 
