@@ -129,7 +129,7 @@ static int np_set_engine(struct np_migrate_cmd *c, const char *arg)
 			return NP_EXIT_OK;
 		}
 	}
-	fprintf(stderr, "numaplace migrate: unknown engine '%s': want kernel, vma or batch\n",
+	fprintf(stderr, "numaplace migrate: unknown engine '%s': want kernel, vma, batch or pt\n",
 		arg);
 	return NP_EXIT_USAGE;
 }
@@ -152,7 +152,7 @@ static const struct np_opt np_migrate_opts[] = {
 	{ "move-all", 0, no_argument, NP_OPT_MOVE_ALL, NULL,
 	  "also pages other processes map (CAP_SYS_NICE)" },
 	{ "engine", 0, required_argument, NP_OPT_ENGINE, "ENGINE",
-	  "only this engine: kernel, vma or batch" },
+	  "only this engine: kernel, vma, batch or pt" },
 	{ "split-ok", 0, no_argument, NP_OPT_SPLIT, NULL,
 	  "large folios may be split to move" },
 	{ "json", 0, no_argument, NP_OPT_JSON, NULL,
