@@ -414,11 +414,13 @@ typedef void np_flush_tlb_mm_range_t(struct mm_struct *mm, unsigned long start,
  */
 #ifdef NP_HAVE_MMU_NOTIFIER_RANGE_VMA
 #define np_mmu_range_init(range, vma, start, end) \
-	mmu_notifier_range_init(range, MMU_NOTIFY_CLEAR, 0, vma, (vma)->vm_mm, \
-				start, end)
+	mmu_notifier_range_init(range, MMU_NOTIFY_CLEAR, \
+				MMU_NOTIFIER_RANGE_BLOCKABLE, vma, \
+				(vma)->vm_mm, start, end)
 #else
 #define np_mmu_range_init(range, vma, start, end) \
-	mmu_notifier_range_init(range, MMU_NOTIFY_CLEAR, 0, (vma)->vm_mm, \
+	mmu_notifier_range_init(range, MMU_NOTIFY_CLEAR, \
+				MMU_NOTIFIER_RANGE_BLOCKABLE, (vma)->vm_mm, \
 				start, end)
 #endif
 #ifdef NP_HAVE_MMU_NOTIFIER_ONLY_END

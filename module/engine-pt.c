@@ -106,7 +106,8 @@ static void np_pt_flush(struct mm_struct *mm, unsigned long first,
 /*
  * The page @pte maps, if the engine may move it to @target: a present
  * PTE (PROT_NONE too; not special or devmap) of an order-0 anonymous
- * page that only this PTE maps, not KSM, not in the swap cache or under
+ * page that only this PTE maps, not hardware-poisoned (the kernel maps a
+ * hwpoison entry there instead), not KSM, not in the swap cache or under
  * writeback, not on @target.
  */
 static struct page *np_pt_page(pte_t pte, int target)
@@ -125,6 +126,7 @@ static struct page *np_pt_page(pte_t pte, int target)
 	page = pfn_to_page(pfn);
 	folio = page_folio(page);
 	if (folio_test_large(folio) || !folio_test_anon(folio) ||
+	    PageHWPoison(page) ||
 	    folio_test_ksm(folio) || folio_test_swapcache(folio) ||
 	    folio_test_writeback(folio) || np_mapped_shared(folio, page) ||
 	    folio_nid(folio) == target)
@@ -200,14 +202,15 @@ static bool np_pt_unmap_one(struct vm_area_struct *vma, unsigned long addr,
  * @args: the range (vma, start, end) and its src array, one entry per page
  * @idx: chunk index of the range's first page
  * @target: per page of the range, its target node, or -1: not this
- *	engine's
+ *	engine's; set to -1 for a page unmapped with a reference besides
+ *	ours (it gets no destination: restore maps it back)
  *
  * Fills @args->src: migrate_pfn() | MIGRATE_PFN_MIGRATE for each page now
  * behind a migration entry, 0 for the rest (left where they are, answered
  * by resolve). Sets @args->npages. Return: pages unmapped.
  */
 unsigned long np_pt_unmap(struct np_mig *m, struct migrate_vma *args,
-			  unsigned int idx, const s32 *target)
+			  unsigned int idx, s32 *target)
 {
 	struct vm_area_struct *vma = args->vma;
 	struct mm_struct *mm = vma->vm_mm;
@@ -219,9 +222,15 @@ unsigned long np_pt_unmap(struct np_mig *m, struct migrate_vma *args,
 
 	args->npages = (args->end - args->start) >> PAGE_SHIFT;
 	memset(args->src, 0, args->npages * sizeof(*args->src));
+	/*
+	 * Blockable, as mmu_notifier_invalidate_range_start() makes it: a
+	 * subscriber may then not refuse. Should one anyway, nothing is
+	 * unmapped and the range is not ended (the kernel's wrapper WARNs).
+	 */
 	np_mmu_range_init(&range, vma, args->start, args->end);
-	if (mm_has_notifiers(mm))
-		np_ksyms.mmu_range_start(&range);
+	if (mm_has_notifiers(mm) &&
+	    WARN_ON_ONCE(np_ksyms.mmu_range_start(&range)))
+		return 0;
 	update_hiwater_rss(mm);
 	for (addr = args->start; addr < args->end; addr = next) {
 		next = pmd_addr_end(addr, args->end);
@@ -251,6 +260,18 @@ unsigned long np_pt_unmap(struct np_mig *m, struct migrate_vma *args,
 		spin_unlock(ptl);
 		rcu_read_unlock();
 	}
+	/*
+	 * A reference besides ours (the isolation's) is a holder that may
+	 * still write the page (/proc/PID/mem, ptrace, a GUP without a pin):
+	 * as __migrate_folio() checks before its copy, such a page gets no
+	 * destination, and restore maps the old one back. None can be taken
+	 * from here on but speculative ones, which folio_migrate_mapping()
+	 * refuses.
+	 */
+	for (j = 0; j < args->npages; j++)
+		if ((args->src[j] & MIGRATE_PFN_MIGRATE) &&
+		    folio_ref_count(page_folio(migrate_pfn_to_page(args->src[j]))) != 1)
+			target[j] = -1;
 	if (mm_has_notifiers(mm))
 		np_mmu_range_end_call(np_ksyms.mmu_range_end, &range);
 	return nr_unmapped;

@@ -120,7 +120,7 @@ struct migrate_vma;
 bool np_engine_pt_available(void);
 bool np_pt_takes_vma(const struct np_mig *m, struct vm_area_struct *vma);
 unsigned long np_pt_unmap(struct np_mig *m, struct migrate_vma *args,
-			  unsigned int idx, const s32 *target);
+			  unsigned int idx, s32 *target);
 void np_pt_restore(struct migrate_vma *args);
 
 /* module/engine-vma.c */
