@@ -283,7 +283,7 @@ static const struct np_fz_cmd np_fz_cmds[NUMAPLACE_CMD_MAX] = {
 	},
 	[NUMAPLACE_CMD_MIGRATE] = {
 		"MIGRATE", sizeof(struct numaplace_migrate),
-		NUMAPLACE_MIGRATE_SIZE_VER0, 0x7f,
+		NUMAPLACE_MIGRATE_SIZE_VER0, 0xff,
 		NP_FZ_EINVAL | NP_FZ_E2BIG | NP_FZ_EFAULT | NP_FZ_ESRCH |
 		NP_FZ_EPERM | NP_FZ_EINTR | NP_FZ_ENODEV | NP_FZ_EACCES |
 		NP_FZ_EOPNOTSUPP,
