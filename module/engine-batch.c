@@ -135,7 +135,7 @@ static void np_batch_setup(struct np_mig *m, struct vm_area_struct *vma,
 	for (k = 0; k < nr; k++)
 		target[k] = test_bit(i + k, m->vma_pending) ? m->target[i + k] : -1;
 	if (pt) {
-		np_pt_unmap(m, args, i, target);
+		np_pt_unmap(args, target);
 		b->pt_unmap_ns += ktime_get_ns() - t0;
 	} else {
 		ret = migrate_vma_setup(args);
@@ -188,10 +188,8 @@ static void np_batch_flush(struct np_mig *m)
 	};
 	struct migrate_vma *args;
 	unsigned long j;
+	unsigned int s, engine = NUMAPLACE_ENGINE_BATCH;
 	u64 t0;
-	unsigned int s;
-
-	unsigned int engine = NUMAPLACE_ENGINE_BATCH;
 	bool pt;
 
 	np_stat_phase(NUMAPLACE_ENGINE_BATCH, NUMAPLACE_PHASE_UNMAP,

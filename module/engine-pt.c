@@ -32,7 +32,6 @@
  */
 #include <linux/migrate.h>
 #include <linux/mm.h>
-#include <linux/mm_inline.h>
 #include <linux/mmu_notifier.h>
 #include <linux/pgtable.h>
 #include <linux/rmap.h>
@@ -134,12 +133,17 @@ static struct page *np_pt_page(pte_t pte, int target)
 	return page;
 }
 
-/* Put an isolated, locked folio the engine does not move back. */
-static void np_pt_putback(struct folio *folio)
+/*
+ * Done with an isolated, locked source folio: back on the LRU where it
+ * did not move (@back, as folio_putback_lru()), else freed with the
+ * isolation's reference, its last (as migrate_folio_done()).
+ */
+static void np_pt_src_done(struct folio *folio, bool back)
 {
-	node_stat_mod_folio(folio, NR_ISOLATED_ANON, -1);
+	np_lru_isolated_end(folio);
 	folio_unlock(folio);
-	folio_add_lru(folio);
+	if (back)
+		folio_add_lru(folio);
 	folio_put(folio);	/* the isolation's reference */
 }
 
@@ -160,18 +164,17 @@ static bool np_pt_unmap_one(struct vm_area_struct *vma, unsigned long addr,
 
 	if (!folio_trylock(folio))
 		return false;
-	if (!NP_ISOLATE_LRU_OK(np_ksyms.folio_isolate_lru(folio))) {
+	if (!np_lru_isolate(folio)) {
 		folio_unlock(folio);
 		return false;
 	}
-	node_stat_mod_folio(folio, NR_ISOLATED_ANON, 1);
 
 	anon_exclusive = PageAnonExclusive(page);
 	pteval = ptep_get_and_clear(mm, addr, ptep);
 	/* See folio_try_share_anon_rmap_pte(): PTE cleared first. */
 	if (anon_exclusive && np_try_share_anon_pte(folio, page)) {
 		set_pte_at(mm, addr, ptep, pteval);
-		np_pt_putback(folio);
+		np_pt_src_done(folio, true);
 		return false;
 	}
 	if (pte_dirty(pteval))
@@ -198,23 +201,20 @@ static bool np_pt_unmap_one(struct vm_area_struct *vma, unsigned long addr,
 
 /**
  * np_pt_unmap - unmap the pages of a VMA range the engine takes
- * @m: the call
  * @args: the range (vma, start, end) and its src array, one entry per page
- * @idx: chunk index of the range's first page
- * @target: per page of the range, its target node, or -1: not this
- *	engine's; set to -1 for a page unmapped with a reference besides
- *	ours (it gets no destination: restore maps it back)
+ * @target: per page of the range, its target node, or -1: not one collect
+ *	marked for this engine; set to -1 for a page unmapped with a
+ *	reference besides ours (it gets no destination: restore maps it back)
  *
  * Fills @args->src: migrate_pfn() | MIGRATE_PFN_MIGRATE for each page now
  * behind a migration entry, 0 for the rest (left where they are, answered
- * by resolve). Sets @args->npages. Return: pages unmapped.
+ * by resolve). Sets @args->npages.
  */
-unsigned long np_pt_unmap(struct np_mig *m, struct migrate_vma *args,
-			  unsigned int idx, s32 *target)
+void np_pt_unmap(struct migrate_vma *args, s32 *target)
 {
 	struct vm_area_struct *vma = args->vma;
 	struct mm_struct *mm = vma->vm_mm;
-	unsigned long addr, next, first, last, nr_unmapped = 0, j;
+	unsigned long addr, next, first, last, j;
 	struct mmu_notifier_range range;
 	struct page *page;
 	spinlock_t *ptl;
@@ -230,7 +230,7 @@ unsigned long np_pt_unmap(struct np_mig *m, struct migrate_vma *args,
 	np_mmu_range_init(&range, vma, args->start, args->end);
 	if (mm_has_notifiers(mm) &&
 	    WARN_ON_ONCE(np_ksyms.mmu_range_start(&range)))
-		return 0;
+		return;
 	update_hiwater_rss(mm);
 	for (addr = args->start; addr < args->end; addr = next) {
 		next = pmd_addr_end(addr, args->end);
@@ -244,7 +244,7 @@ unsigned long np_pt_unmap(struct np_mig *m, struct migrate_vma *args,
 		last = 0;
 		for (; addr < next; addr += PAGE_SIZE, ptep++) {
 			j = (addr - args->start) >> PAGE_SHIFT;
-			if (target[j] < 0 || !test_bit(idx + j, m->vma_pending))
+			if (target[j] < 0)
 				continue;
 			page = np_pt_page(ptep_get(ptep), target[j]);
 			if (!page || !np_pt_unmap_one(vma, addr, ptep, page))
@@ -253,7 +253,6 @@ unsigned long np_pt_unmap(struct np_mig *m, struct migrate_vma *args,
 				       MIGRATE_PFN_MIGRATE;
 			first = min(first, addr);
 			last = addr;
-			nr_unmapped++;
 		}
 		/* No CPU writes the old pages once this returns. */
 		np_pt_flush(mm, first, last);
@@ -274,7 +273,6 @@ unsigned long np_pt_unmap(struct np_mig *m, struct migrate_vma *args,
 			target[j] = -1;
 	if (mm_has_notifiers(mm))
 		np_mmu_range_end_call(np_ksyms.mmu_range_end, &range);
-	return nr_unmapped;
 }
 
 /*
@@ -330,12 +328,12 @@ static void np_pt_map_one(struct vm_area_struct *vma, unsigned long addr,
 /*
  * Move mapping and flags from each unmapped page to its filled
  * destination (args->dst), as __migrate_folio() does after the copy; a
- * failure drops the destination (args->dst[j] = 0). Return: pages moved.
+ * failure drops the destination (args->dst[j] = 0).
  */
-static unsigned long np_pt_move(struct migrate_vma *args)
+static void np_pt_move(struct migrate_vma *args)
 {
 	struct folio *src, *dst;
-	unsigned long j, nr = 0;
+	unsigned long j;
 
 	for (j = 0; j < args->npages; j++) {
 		if (!(args->src[j] & MIGRATE_PFN_MIGRATE) || !args->dst[j])
@@ -350,9 +348,7 @@ static unsigned long np_pt_move(struct migrate_vma *args)
 			continue;
 		}
 		folio_migrate_flags(dst, src);
-		nr++;
 	}
-	return nr;
 }
 
 /**
@@ -395,16 +391,12 @@ void np_pt_restore(struct migrate_vma *args)
 		if (!(args->src[j] & MIGRATE_PFN_MIGRATE))
 			continue;
 		src = page_folio(migrate_pfn_to_page(args->src[j]));
-		if (!args->dst[j]) {
-			np_pt_putback(src);
-			continue;
+		if (args->dst[j]) {
+			dst = page_folio(migrate_pfn_to_page(args->dst[j]));
+			folio_unlock(dst);
+			folio_add_lru(dst);
+			folio_put(dst);	/* the allocation's reference */
 		}
-		dst = page_folio(migrate_pfn_to_page(args->dst[j]));
-		folio_unlock(dst);
-		folio_add_lru(dst);
-		folio_put(dst);	/* the allocation's reference */
-		node_stat_mod_folio(src, NR_ISOLATED_ANON, -1);
-		folio_unlock(src);
-		folio_put(src);	/* the isolation's, the last: freed */
+		np_pt_src_done(src, !args->dst[j]);
 	}
 }

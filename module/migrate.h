@@ -105,6 +105,8 @@ bool np_engine_kernel_available(void);
 void np_engine_kernel_run(struct np_mig *m);
 bool np_engine_kernel_isolate(struct folio *folio, struct list_head *list);
 bool np_lru_disable(void);
+bool np_lru_isolate(struct folio *folio);
+void np_lru_isolated_end(struct folio *folio);
 void np_lru_enable(void);
 
 /* module/engine-batch.c */
@@ -119,8 +121,7 @@ void np_collect_release(struct np_mig *m);
 struct migrate_vma;
 bool np_engine_pt_available(void);
 bool np_pt_takes_vma(const struct np_mig *m, struct vm_area_struct *vma);
-unsigned long np_pt_unmap(struct np_mig *m, struct migrate_vma *args,
-			  unsigned int idx, s32 *target);
+void np_pt_unmap(struct migrate_vma *args, s32 *target);
 void np_pt_restore(struct migrate_vma *args);
 
 /* module/engine-vma.c */
