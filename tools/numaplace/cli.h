@@ -214,7 +214,6 @@ struct np_bits {
 	int unknown;		/* bits without a name as one hex number */
 };
 
-
 /* The engines, NUMAPLACE_ENGINE_* by bit: their names, as migrate prints them. */
 #define NP_NR_ENGINES		4
 extern const struct np_bit_name np_engine_bit_names[NP_NR_ENGINES];

@@ -388,10 +388,12 @@ void np_print_float(struct np_out *o, enum np_print t, const char *key,
 {
 	if (np_field_text(o, t, fmt))
 		printf(fmt, v);
-	else if (np_field_json(o, t, key) && isfinite(v))
-		fprintf(o->json.f, "%.*f", prec, v);
-	else if (o->fmt == NP_FMT_JSON && (t & NP_PRINT_JSON))
-		fputs("null", o->json.f);	/* the member is written */
+	else if (np_field_json(o, t, key)) {
+		if (isfinite(v))
+			fprintf(o->json.f, "%.*f", prec, v);
+		else
+			fputs("null", o->json.f);
+	}
 }
 
 void np_print_str(struct np_out *o, enum np_print t, const char *key,
