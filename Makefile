@@ -229,7 +229,7 @@ $(BENCH_LIB): $(BENCH_LIB_SRC) tools/bench/bench.h
 # The benchmarks run in the guest (tools/vm/run copies $(BUILD)/bench/*).
 $(BUILD)/bench/%: tools/bench/%.c $(wildcard tools/bench/*.h) tools/lib/numaplace.h $(wildcard uapi/linux/*.h) $(BENCH_LIB) $(BUILD)/lib/libnumaplace.so
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $< $(BENCH_LIB) -L$(BUILD)/lib -lnumaplace
+	$(CC) $(CFLAGS) -o $@ $< $(BENCH_LIB) -L$(BUILD)/lib -lnumaplace -lpthread
 
 # kvquery stands for a program that knows nothing of numaplace: libnuma
 # only (bench.o calls nothing of libnumaplace).

@@ -24,6 +24,8 @@
 #define NP_KILL_MS	2000
 /* A migration to a full node takes no longer than this. */
 #define NP_FULL_MS	10000
+/* Isolated pages are back this soon after the killed caller is gone. */
+#define NP_ISOLATED_SETTLE_MS	2000
 /* Pages of the SIGKILL test's buffer: 256 MiB. */
 #define NP_KILL_PAGES	(65536UL)
 
@@ -317,12 +319,8 @@ TEST_F_TIMEOUT(migrate_bounds, sigkill_bounded, 90)
 	EXPECT_TRUE(WIFSIGNALED(status));
 	EXPECT_EQ(SIGKILL, WTERMSIG(status));
 	/* Isolated pages go back (allow the per-CPU counters a moment). */
-	for (int i = 0; i < 100; i++) {
-		ASSERT_EQ(0, np_isolated(&anon, &file));
-		if (anon <= anon0 && file <= file0)
-			break;
-		usleep(20000);
-	}
+	ASSERT_EQ(0, np_isolated_settle(anon0, file0, NP_ISOLATED_SETTLE_MS,
+					&anon, &file));
 	EXPECT_LE(anon, anon0);
 	EXPECT_LE(file, file0);
 	munmap(sh, sizeof(*sh));

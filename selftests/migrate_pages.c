@@ -12,7 +12,8 @@
  *    mask, targets with no allowed node with memory; EPERM for another
  *    user's process, a non-dumpable one, a target node outside the
  *    task's nodes without CAP_SYS_NICE; ESRCH), through every entry point
- *    and the syscall, as root and as nobody: same return value and errno;
+ *    and the syscall, as root and as nobody: the same errno, or both a
+ *    count of pages left behind (0 or more);
  *  - placement: two target processes build the same layout of every page
  *    kind (private anon, THP, MAP_SHARED anon mapped by a second process,
  *    private anon shared by fork, memfd, a file's page cache, zero page,
@@ -612,7 +613,14 @@ static int mp_errors_run(const struct mp_err_case *cases, size_t nr,
 			if (!(k->via_mask & (1 << via)))
 				continue;
 			got = mp_call(via, pid, k->maxnode, k->old, k->new);
-			if (got == want)
+			/*
+			 * The errno must match. A count of pages left behind
+			 * is not an error and is not comparable here: each
+			 * call moves what the one before it left, and a page
+			 * busy for one may not be for the next (placement is
+			 * the oracle tests' business).
+			 */
+			if (got == want || (got >= 0 && want >= 0))
 				continue;
 			printf("# %s, %s: syscall %ld, %s %ld\n", who, k->name,
 			       want, mp_via_name[via], got);

@@ -452,6 +452,21 @@ int np_isolated(long *anon, long *file)
 	return *anon < 0 || *file < 0 ? -ENOENT : 0;
 }
 
+int np_isolated_settle(long anon0, long file0, long ms,
+		       long *anon, long *file)
+{
+	long t0 = np_mono_ms();
+	int ret;
+
+	while (!(ret = np_isolated(anon, file))) {
+		if ((*anon <= anon0 && *file <= file0) ||
+		    np_mono_ms() - t0 > ms)
+			break;
+		usleep(50000);
+	}
+	return ret;
+}
+
 long np_meminfo_kb(const char *key)
 {
 	char line[256];

@@ -544,6 +544,15 @@ void *np_bad_pointer(enum np_bad k, const void *src, size_t len);
  */
 int np_isolated(long *anon, long *file);
 
+/*
+ * Poll np_isolated() every 50 ms, for @ms at most, until both counters
+ * are at or below @anon0 and @file0 (the baseline: other work on the
+ * machine may isolate pages meanwhile, and per-CPU deltas take a moment).
+ * The last values read are left in @anon and @file. 0 or -errno.
+ */
+int np_isolated_settle(long anon0, long file0, long ms,
+		       long *anon, long *file);
+
 /* Field @key of /proc/meminfo in kB, or -1. */
 long np_meminfo_kb(const char *key);
 

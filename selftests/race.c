@@ -123,14 +123,10 @@ FIXTURE_TEARDOWN(race)
 static void np_rc_settled(struct __test_metadata *_metadata,
 			  FIXTURE_DATA(race) *self)
 {
-	long t0, anon, file;
+	long anon, file;
 
-	for (t0 = np_mono_ms();; usleep(100000)) {
-		ASSERT_EQ(0, np_isolated(&anon, &file));
-		if ((anon <= self->iso_anon && file <= self->iso_file) ||
-		    np_mono_ms() - t0 > NP_RC_SETTLE_MS)
-			break;
-	}
+	ASSERT_EQ(0, np_isolated_settle(self->iso_anon, self->iso_file,
+					NP_RC_SETTLE_MS, &anon, &file));
 	EXPECT_LE(anon, self->iso_anon);
 	EXPECT_LE(file, self->iso_file);
 	EXPECT_EQ(self->refcnt, np_read_long(NP_RC_REFCNT));

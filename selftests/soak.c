@@ -587,13 +587,9 @@ TEST_F_TIMEOUT(soak, mix, NP_SOAK_MAX_S + NP_SOAK_END_S)
 	}
 
 	/* 3. Nothing left isolated. */
-	t0 = np_mono_ms();
-	do {
-		ASSERT_EQ(0, np_isolated(&iso_anon, &iso_file));
-		if (iso_anon <= iso_anon0 && iso_file <= iso_file0)
-			break;
-		usleep(100000);
-	} while (np_mono_ms() - t0 < NP_SOAK_ISO_WAIT_MS);
+	ASSERT_EQ(0, np_isolated_settle(iso_anon0, iso_file0,
+					NP_SOAK_ISO_WAIT_MS, &iso_anon,
+					&iso_file));
 	EXPECT_LE(iso_anon, iso_anon0);
 	EXPECT_LE(iso_file, iso_file0);
 

@@ -8,6 +8,15 @@
  * per-page interleaved targets (0,1,0,1,...). A memcpy of the same
  * buffer in this process is the reference. --mib N moves N MiB instead.
  *
+ * --writers N (1 or 2): N threads keep writing the buffer while each
+ * timed run moves it, as a live service's would (every page's word k is
+ * writer k's; it sweeps the buffer storing its sweep count there, and
+ * stops at the end of a sweep). The times are wall clock: each write to
+ * a page being moved waits for it. Afterwards every word of every page
+ * is checked: writer k's must hold its last sweep's count on every page
+ * (a write the move lost shows as an older count), the others the
+ * pattern.
+ *
  * The mthp variant turns hugepages-64kB/enabled to "always" and PMD THP
  * off for its runs (both put back), makes its buffer anew before every
  * run (the kernel's migrate_pages() splits a 64 KiB folio it moved once
@@ -24,6 +33,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +73,9 @@ static const char *np_only_method, *np_only_variant;
 /* The pages start on this node and move to the other one. */
 #define NP_SRC_NODE	0
 #define NP_DST_NODE	1
+/* --writers: at most this many (the guest has a CPU per node). */
+#define NP_WRITERS_MAX	2
+static int np_nr_writers;
 /* MISMATCH lines printed per run before a summary line. */
 #define NP_MAX_REPORTS	8
 
@@ -124,6 +138,10 @@ struct np_bench {
 	long thp_pages;			/* after populating; -1 unknown */
 	long thp_min;			/* fewest before a run; -1 unknown */
 	struct numaplace_migrate last;	/* counters of the last MIGRATE */
+	/* --writers: the threads, when to stop, each one's last sweep */
+	pthread_t writer[NP_WRITERS_MAX];
+	atomic_int writers_stop;
+	uint64_t writer_sweeps[NP_WRITERS_MAX];
 };
 
 struct np_method {
@@ -383,6 +401,87 @@ static inline uint64_t np_pattern(size_t i)
 	return (i + 1) * 0x9e3779b97f4a7c15ULL;
 }
 
+/* Writer @k's word of page @p after sweep @sweep (1, 2, ...). */
+static inline uint64_t np_writer_word(size_t p, int k, uint64_t sweep)
+{
+	return np_pattern(p) ^ (sweep << 8 | (uint64_t)k << 1 | 1);
+}
+
+/* What word @i of the buffer must hold now. */
+static uint64_t np_expected(const struct np_bench *b, size_t i)
+{
+	size_t per_page = b->page_size / sizeof(uint64_t);
+	size_t k = i % per_page;
+
+	if (k < (size_t)np_nr_writers && b->writer_sweeps[k])
+		return np_writer_word(i / per_page, k, b->writer_sweeps[k]);
+	return np_pattern(i);
+}
+
+struct np_writer_arg {
+	struct np_bench *b;
+	int k;
+};
+
+/* One writer: whole sweeps over the buffer until told to stop. */
+static void *np_writer(void *arg)
+{
+	struct np_writer_arg *w = arg;
+	struct np_bench *b = w->b;
+	size_t per_page = b->page_size / sizeof(uint64_t), p;
+	uint64_t *buf = (uint64_t *)b->buf;
+	uint64_t sweep = b->writer_sweeps[w->k];
+
+	do {
+		sweep++;
+		for (p = 0; p < b->nr_pages; p++)
+			__atomic_store_n(&buf[p * per_page + w->k],
+					 np_writer_word(p, w->k, sweep),
+					 __ATOMIC_RELAXED);
+	} while (!atomic_load(&b->writers_stop));
+	b->writer_sweeps[w->k] = sweep;
+	free(w);
+	return NULL;
+}
+
+/* Start the --writers threads. 0 or -errno (none left running). */
+static int np_writers_start(struct np_bench *b)
+{
+	struct np_writer_arg *w;
+	int k, ret;
+
+	atomic_store(&b->writers_stop, 0);
+	for (k = 0; k < np_nr_writers; k++) {
+		w = malloc(sizeof(*w));
+		if (!w) {
+			ret = -ENOMEM;
+			goto stop_started;
+		}
+		w->b = b;
+		w->k = k;
+		ret = -pthread_create(&b->writer[k], NULL, np_writer, w);
+		if (ret) {
+			free(w);
+			goto stop_started;
+		}
+	}
+	return 0;
+
+stop_started:
+	atomic_store(&b->writers_stop, 1);
+	while (k--)
+		pthread_join(b->writer[k], NULL);
+	return ret;
+}
+
+/* Stop them: each finishes its sweep and records it. */
+static void np_writers_stop(struct np_bench *b)
+{
+	atomic_store(&b->writers_stop, 1);
+	for (int k = 0; k < np_nr_writers; k++)
+		pthread_join(b->writer[k], NULL);
+}
+
 static void np_fill(struct np_bench *b)
 {
 	uint64_t *w = (uint64_t *)b->buf;
@@ -390,6 +489,7 @@ static void np_fill(struct np_bench *b)
 
 	for (i = 0; i < n; i++)
 		w[i] = np_pattern(i);
+	memset(b->writer_sweeps, 0, sizeof(b->writer_sweeps));
 }
 
 /* Pages whose data is not theirs; the first few are printed. */
@@ -400,7 +500,7 @@ static size_t np_check_data(struct np_bench *b, const char *what)
 
 	for (p = 0; p < b->nr_pages; p++) {
 		for (i = p * per_page; i < (p + 1) * per_page; i++)
-			if (w[i] != np_pattern(i))
+			if (w[i] != np_expected(b, i))
 				break;
 		if (i == (p + 1) * per_page)
 			continue;
@@ -409,7 +509,7 @@ static size_t np_check_data(struct np_bench *b, const char *what)
 			       np_variants[b->variant].name, what, p,
 			       b->pages[p], i - p * per_page,
 			       (unsigned long long)w[i],
-			       (unsigned long long)np_pattern(i));
+			       (unsigned long long)np_expected(b, i));
 	}
 	return bad;
 }
@@ -695,9 +795,16 @@ static void np_run_one(struct np_bench *b, struct np_result *res, int m,
 		return;
 	}
 	split = np_variants[b->variant].mthp ? np_read_long(NP_MTHP_SPLIT) : -1;
+	ret = np_writers_start(b);
+	if (ret) {
+		res->err[m] = -ret;
+		printf("bench: writer threads: %s\n", strerror(-ret));
+		return;
+	}
 	t0 = np_bench_now_ms();
 	ret = np_methods[m].fn(b, m);
 	ms = np_bench_now_ms() - t0;
+	np_writers_stop(b);
 	if (split >= 0) {
 		long after = np_read_long(NP_MTHP_SPLIT);
 
@@ -922,8 +1029,15 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			np_buf_size = (size_t)mib << 20;
+		} else if (!strcmp(argv[a], "--writers") && a + 1 < argc) {
+			np_nr_writers = atoi(argv[++a]);
+			if (np_nr_writers < 0 || np_nr_writers > NP_WRITERS_MAX) {
+				fprintf(stderr, "migrate: --writers takes 0 to %d\n",
+					NP_WRITERS_MAX);
+				return 2;
+			}
 		} else if (np_bench_watches_arg(argc, argv, &a, &watches) != 1) {
-			fprintf(stderr, "usage: migrate [--rounds N] [--watches N] [--method WORD[,WORD]] [--variant 4k|thp|mthp|4k-ilv] [--mib N]\n");
+			fprintf(stderr, "usage: migrate [--rounds N] [--watches N] [--method WORD[,WORD]] [--variant 4k|thp|mthp|4k-ilv] [--mib N] [--writers N]\n");
 			return 2;
 		}
 	}
@@ -935,6 +1049,9 @@ int main(int argc, char **argv)
 	printf("numaplace migrate bench: kernel %s, %lu MiB anonymous, node %d -> %d, best of %d rounds (A B .. / .. B A)\n",
 	       uts.release, NP_BUF_SIZE >> 20, NP_SRC_NODE, NP_DST_NODE,
 	       np_rounds);
+	if (np_nr_writers)
+		printf("%d writer thread(s) write every page during each timed run; every word checked after\n",
+		       np_nr_writers);
 	if (err)
 		printf("numaplace: %s: %s: only the syscall and memcpy rows\n",
 		       NUMAPLACE_DEVICE, strerror(-err));
