@@ -235,10 +235,47 @@ static long cf_call(int lib, const struct cf_case *c, int *status)
 		       status, c->flags);
 }
 
+/*
+ * A run's own buffers (the status array, the shared answer) are mapped no
+ * smaller than CF_RUN_MAP_MIN, more than any hole a case leaves inside its
+ * pages (a slot is 2 MiB). The kernel's top-down search would otherwise
+ * put them in the highest hole that fits, among the pages under test,
+ * and their first touch, on whichever CPU the run was on, would decide a
+ * placement the comparison reads.
+ */
+#define CF_RUN_MAP_MIN	(4UL << 20)
+
+static size_t cf_run_len(size_t len)
+{
+	return len < CF_RUN_MAP_MIN ? CF_RUN_MAP_MIN : len;
+}
+
+static void *cf_run_map(size_t len)
+{
+	void *p = mmap(NULL, cf_run_len(len), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* Does [@p, @p + @len) fall inside one of @c's mappings (or its holes)? */
+static bool cf_in_case(const struct cf_case *c, const void *p, size_t len)
+{
+	uintptr_t a = (uintptr_t)p;
+
+	for (int i = 0; i < c->nr_maps; i++) {
+		uintptr_t m = (uintptr_t)c->maps[i].p;
+
+		if (a < m + c->maps[i].len && m < a + len)
+			return true;
+	}
+	return false;
+}
+
 void cf_result_free(struct cf_result *r, unsigned long nst)
 {
 	if (r->status)
-		munmap(r->status, (nst + CF_ROOM) * sizeof(int));
+		munmap(r->status, cf_run_len((nst + CF_ROOM) * sizeof(int)));
 	free(r->place);
 	memset(r, 0, sizeof(*r));
 }
@@ -252,15 +289,17 @@ int cf_run(int lib, const struct cf_case *c, struct cf_result *r)
 	pid_t kid;
 
 	memset(r, 0, sizeof(*r));
-	r->status = mmap(NULL, room, PROT_READ | PROT_WRITE,
-			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
-		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	r->status = cf_run_map(room);
+	sh = cf_run_map(sizeof(*sh));
 	r->place = calloc(c->nst + 1, sizeof(int));
-	if (r->status == MAP_FAILED || sh == MAP_FAILED || !r->place) {
-		if (r->status == MAP_FAILED)
-			r->status = NULL;
+	if (!r->status || !sh || !r->place) {
 		ret = -ENOMEM;
+		goto out;
+	}
+	if (cf_in_case(c, r->status, room) || cf_in_case(c, sh, sizeof(*sh))) {
+		fprintf(stderr, "# %s: the run's own buffers (%p, %p) lie among the case's pages: a test bug\n",
+			c->what, (void *)r->status, (void *)sh);
+		ret = -EADDRINUSE;
 		goto out;
 	}
 	for (size_t i = 0; i < c->nst + CF_ROOM; i++)
@@ -308,8 +347,8 @@ int cf_run(int lib, const struct cf_case *c, struct cf_result *r)
 		    0) < 0)
 		ret = -errno;
 out:
-	if (sh != MAP_FAILED)
-		munmap(sh, sizeof(*sh));
+	if (sh)
+		munmap(sh, cf_run_len(sizeof(*sh)));
 	return ret;
 }
 
