@@ -73,10 +73,16 @@ static void *np_extra_sampler(void *arg)
 	return NULL;
 }
 
+/* What the child tells the test, in memory shared with it. */
+struct np_extra_out {
+	long extra_kb[2];		/* beyond free memory: 4 KiB, THP */
+	__u64 nr_failed[2][NUMAPLACE_FAIL_MAX];	/* pages not moved, by reason */
+};
+
 struct np_extra_args {
 	__u32 eflags;
 	int fd;
-	long *extra_kb;		/* shared with the test */
+	struct np_extra_out *out;
 };
 
 /* The child's part: in @cg, map, fill and move both regions. */
@@ -84,7 +90,7 @@ static int np_extra_child(const char *cg, void *arg)
 {
 	const struct np_extra_args *args = arg;
 	__u32 eflags = args->eflags;
-	long *extra_kb = args->extra_kb;
+	long *extra_kb = args->out->extra_kb;
 	int fd = args->fd;
 	const size_t n = NP_EXTRA_MB << 8;
 	char *small = np_pmd_map(n * psz, 0), *thp = np_pmd_map(n * psz, 1);
@@ -124,6 +130,8 @@ static int np_extra_child(const char *cg, void *arg)
 		x.stop = 1;
 		pthread_join(th, NULL);
 		extra_kb[r] -= x.min_free_kb;
+		memcpy(args->out->nr_failed[r], m.nr_failed,
+		       sizeof(m.nr_failed));
 		if (m.nr_moved_pages != n)
 			return 25 + r;
 		if (np_fill_bad(p, n, r ? 4 : 3, &first))
@@ -135,14 +143,15 @@ static int np_extra_child(const char *cg, void *arg)
 TEST_F_TIMEOUT(migrate_bounds, extra_memory_bounded, 180)
 {
 	NP_SKIPPED_OR_FILTERED();
-	long *extra = mmap(NULL, 2 * sizeof(long), PROT_READ | PROT_WRITE,
-			   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	struct np_extra_args args = { self->eflags, self->fd, extra };
+	struct np_extra_out *out = mmap(NULL, sizeof(*out),
+					PROT_READ | PROT_WRITE,
+					MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct np_extra_args args = { self->eflags, self->fd, out };
 	char cg[128];
 	long peak, lim;
 	int status;
 
-	ASSERT_NE(MAP_FAILED, extra);
+	ASSERT_NE(MAP_FAILED, out);
 	if (!np_node_isset(self->info.node_memory, 1))
 		SKIP(return, "needs node 1 with memory");
 	if (self->vma_only)
@@ -155,14 +164,24 @@ TEST_F_TIMEOUT(migrate_bounds, extra_memory_bounded, 180)
 	peak = np_memcg_long(cg, "memory.peak");
 	lim = np_memcg_long(cg, "memory.max");
 	TH_LOG("beyond free memory: 4 KiB %ld KiB, THP %ld KiB; memcg peak %ld of %ld",
-	       extra[0], extra[1], peak, lim);
+	       out->extra_kb[0], out->extra_kb[1], peak, lim);
 	EXPECT_TRUE(WIFEXITED(status)) TH_LOG("signal %d", WTERMSIG(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
+	/* Any exit but 0 (25, 26: pages not moved): why pages stayed. */
+	for (int r = 0; WEXITSTATUS(status) && r < 2; r++)
+		TH_LOG("%s: not moved: ENOMEM %llu EBUSY %llu EACCES %llu EFAULT %llu ENOENT %llu other %llu",
+		       r ? "THP" : "4 KiB",
+		       (unsigned long long)out->nr_failed[r][NUMAPLACE_FAIL_ENOMEM],
+		       (unsigned long long)out->nr_failed[r][NUMAPLACE_FAIL_EBUSY],
+		       (unsigned long long)out->nr_failed[r][NUMAPLACE_FAIL_EACCES],
+		       (unsigned long long)out->nr_failed[r][NUMAPLACE_FAIL_EFAULT],
+		       (unsigned long long)out->nr_failed[r][NUMAPLACE_FAIL_ENOENT],
+		       (unsigned long long)out->nr_failed[r][NUMAPLACE_FAIL_OTHER]);
 	EXPECT_EQ(0, np_memcg_key(cg, "memory.events", "oom_kill"));
 	EXPECT_LT(0, peak);
 	EXPECT_LE(peak, lim);
 	EXPECT_EQ(0, np_memcg_remove(cg));
-	munmap(extra, 2 * sizeof(long));
+	munmap(out, sizeof(*out));
 }
 
 /*
