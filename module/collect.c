@@ -49,11 +49,17 @@ int np_mig_node_check(const struct np_mig *m, int nid)
 	return 0;
 }
 
-/* The target of a new folio whose first page here is chunk index @i. */
+/*
+ * The target of a new folio whose first page here is chunk index @i. A
+ * retry pass keeps the one the first pass gave (an interleave set moves
+ * on per folio).
+ */
 static int np_mig_target(struct np_mig *m, unsigned int i)
 {
 	int nid;
 
+	if (m->retry)
+		return m->target[i];
 	switch (m->a->policy) {
 	case NUMAPLACE_POLICY_PER_PAGE:
 		return m->target[i];

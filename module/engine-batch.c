@@ -22,6 +22,7 @@
 #include <linux/mm.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
+#include <linux/vmstat.h>
 
 #include "migrate.h"
 #include "copy.h"
@@ -161,6 +162,8 @@ static void np_batch_moved(struct np_mig *m, unsigned int idx,
 	int to = page_to_nid(migrate_pfn_to_page(dst));
 
 	np_stat_folio_moved(page_to_nid(migrate_pfn_to_page(src)), to, 0, 1);
+	/* migrate_vma_pages() counts no vmstat event: migrate_pages() would. */
+	count_vm_event(PGMIGRATE_SUCCESS);
 	m->a->nr_moved_folios++;
 	m->a->engines |= engine;
 	if (test_bit(idx, m->vma_pending) && m->target[idx] == to) {

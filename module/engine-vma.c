@@ -15,6 +15,7 @@
 #include <linux/mm.h>
 #include <linux/pagemap.h>
 #include <linux/slab.h>
+#include <linux/vmstat.h>
 
 #include "compat.h"
 #include "copy.h"
@@ -106,6 +107,8 @@ static void np_vma_batch(struct np_mig *m, struct vm_area_struct *vma,
 		spage = migrate_pfn_to_page(src[j]);
 		np_stat_folio_moved(page_to_nid(spage), m->target[idx0 + j], 0,
 				    1);
+		/* migrate_vma_pages() counts no vmstat event: migrate_pages() would. */
+		count_vm_event(PGMIGRATE_SUCCESS);
 		m->a->nr_moved_folios++;
 		m->a->engines |= NUMAPLACE_ENGINE_VMA;
 	}

@@ -5,7 +5,9 @@
  * (isolating folios for the kernel engine, marking pages for the
  * migrate_vma engine, which runs before the lock is dropped), run the
  * kernel engine without locks, answer what the engines took by walking
- * again, write the statuses, check for a fatal signal.
+ * again; pass again over the pages an engine left busy (a bounded number
+ * of times, as migrate_pages() retries); write the statuses, check for a
+ * fatal signal.
  *
  * Checks run in move_pages(2)'s order: flags (dev.c), capability, pid,
  * ptrace, LSM, cpuset (target.c), then each target node as it is met: a
@@ -14,6 +16,7 @@
  */
 #include <linux/capability.h>
 #include <linux/cpumask.h>
+#include <linux/hrtimer.h>
 #include <linux/sched/task.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
@@ -21,6 +24,7 @@
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/vmstat.h>
 
 #include "migrate.h"
 #include "compat.h"
@@ -251,9 +255,92 @@ static void np_migrate_phase(const struct np_mig *m, unsigned int phase,
 	np_stat_phase(engine, phase, ktime_get_ns() - since);
 }
 
-/* Collect, migrate and answer one round of stretches. */
-static int np_migrate_round(struct np_mig *m, const struct np_stretch *st,
-			    unsigned int nr, unsigned int n)
+/*
+ * Passes over a round's busy pages. The page-table, batched and
+ * migrate_vma engines leave a page that is locked, has a reference
+ * besides theirs, or loses the refcount freeze: passing states (a writer's
+ * fault, a /proc/PID/mem read, a speculative reference) that the kernel's
+ * migrate_pages() retries, NR_MAX_MIGRATE_PAGES_RETRY (10) passes in all.
+ * The same bound here: the first pass and up to nine more on what is left.
+ */
+#define NP_MIGRATE_BUSY_PASSES	10
+/*
+ * The wait before retry pass k: NP_MIGRATE_BUSY_WAIT_US << (k - 1), 4 ms
+ * over the nine (up to 6 ms with the timer's slack). The kernel's passes
+ * are spaced by the destination each one allocates (and zeroes,
+ * init_on_alloc) before it tries the unmap; ours try the unmap first, and
+ * a pass that finds the page pinned again takes microseconds: ten of them
+ * fit inside one process_vm_readv(2) pin under emulation, and an O_DIRECT
+ * pin lasts its I/O. Backing off spreads the passes over milliseconds.
+ */
+#define NP_MIGRATE_BUSY_WAIT_US	8
+
+typedef void (*np_part_fn)(struct np_mig *m, unsigned long start,
+			   unsigned int idx0, unsigned int nr_pages);
+
+/*
+ * Call @fn on the parts of a round's stretches that this pass handles:
+ * every stretch below TASK_SIZE_MAX in the first pass; in a retry pass
+ * (m->retry), each run of busy chunk indexes within one.
+ */
+static void np_migrate_parts(struct np_mig *m, const struct np_stretch *st,
+			     unsigned int nr, np_part_fn fn)
+{
+	unsigned int s, idx, b, e, end;
+
+	for (s = 0, idx = 0; s < nr; idx += st[s++].nr_pages) {
+		if (st[s].start >= TASK_SIZE_MAX)
+			continue;
+		if (!m->retry) {
+			fn(m, st[s].start, idx, st[s].nr_pages);
+			continue;
+		}
+		end = idx + st[s].nr_pages;
+		for (b = find_next_bit(m->busy, end, idx); b < end;
+		     b = find_next_bit(m->busy, end, e)) {
+			e = find_next_zero_bit(m->busy, end, b);
+			fn(m, st[s].start + ((unsigned long)(b - idx) << PAGE_SHIFT),
+			   b, e - b);
+		}
+	}
+}
+
+/*
+ * The pages to pass over again: those a page-table, batched or
+ * migrate_vma engine took and left, answered -EBUSY. Not the kernel
+ * engine's: migrate_pages() made its passes already, and an isolation
+ * that failed is final for the syscall too. Not in a round whose address
+ * array may name a page twice (!hold_ok): a later entry may have moved
+ * that page to its own target meanwhile, and moving it again for the
+ * earlier one would undo it (the syscall leaves a page at the last
+ * entry's target). The others these engines left (-ENOMEM) are final:
+ * /proc/vmstat's pgmigrate_fail, as migrate_pages() counts its own.
+ * Return: any busy to pass over again?
+ */
+static bool np_migrate_busy(struct np_mig *m, unsigned int n)
+{
+	unsigned long nr_failed = 0;	/* pages */
+	unsigned int k;
+	bool any = false;
+
+	bitmap_zero(m->busy, n);
+	for_each_set_bit(k, m->vma_pending, n) {
+		if (!test_bit(k, m->pending) || m->status[k] >= 0)
+			continue;
+		if (m->status[k] == -EBUSY && m->hold_ok) {
+			__set_bit(k, m->busy);
+			any = true;
+		} else {
+			nr_failed++;
+		}
+	}
+	count_vm_events(PGMIGRATE_FAIL, nr_failed);
+	return any;
+}
+
+/* Collect, migrate and answer one pass over a round's stretches. */
+static int np_migrate_pass(struct np_mig *m, const struct np_stretch *st,
+			   unsigned int nr, unsigned int n)
 {
 	unsigned int s, idx;
 	u64 t0 = ktime_get_ns();
@@ -266,40 +353,81 @@ static int np_migrate_round(struct np_mig *m, const struct np_stretch *st,
 	if (ret)
 		return ret;
 	np_collect_begin(m);
-	for (s = 0, idx = 0; s < nr; idx += st[s++].nr_pages) {
-		if (st[s].start >= TASK_SIZE_MAX)
-			np_mig_fail(m, idx, st[s].nr_pages, -EFAULT);
-		else
-			np_collect_stretch(m, st[s].start, idx, st[s].nr_pages);
-	}
+	if (!m->retry)
+		for (s = 0, idx = 0; s < nr; idx += st[s++].nr_pages)
+			if (st[s].start >= TASK_SIZE_MAX)
+				np_mig_fail(m, idx, st[s].nr_pages, -EFAULT);
+	np_migrate_parts(m, st, nr, np_collect_stretch);
 	np_migrate_phase(m, NUMAPLACE_PHASE_COLLECT, t0);
 
 	/*
 	 * migrate_vma_*() sleep: the mmap lock alone, no RCU section. It is
 	 * kept from collect on: the folios collect holds locked for the
 	 * batched engine must not wait for it (lock order: mmap lock first).
+	 * The batched engine goes by the pages collect marked: whole
+	 * stretches in a retry pass too.
 	 */
 	rcu_read_unlock();
-	if (m->engines & NUMAPLACE_ENGINE_BATCH) {
+	if (m->engines & NUMAPLACE_ENGINE_BATCH)
 		np_engine_batch_run(m, st, nr);
-	} else if (m->engines & NUMAPLACE_ENGINE_VMA) {
-		for (s = 0, idx = 0; s < nr; idx += st[s++].nr_pages)
-			np_engine_vma_run(m, st[s].start, idx, st[s].nr_pages);
-	}
+	else if (m->engines & NUMAPLACE_ENGINE_VMA)
+		np_migrate_parts(m, st, nr, np_engine_vma_run);
 	mmap_read_unlock(m->w.mm);
 
 	if (m->engines & NUMAPLACE_ENGINE_KERNEL)
 		np_engine_kernel_run(m);
 
-	/* The engines ran: this round's answers and done are owed. */
+	/* The engines ran: this pass's answers are owed. */
 	t0 = ktime_get_ns();
 	np_walk_begin_owed(&m->w);
-	for (s = 0, idx = 0; s < nr; idx += st[s++].nr_pages)
-		if (st[s].start < TASK_SIZE_MAX)
-			np_resolve_stretch(m, st[s].start, idx, st[s].nr_pages);
+	np_migrate_parts(m, st, nr, np_resolve_stretch);
 	np_walk_end(&m->w);
 	np_migrate_phase(m, NUMAPLACE_PHASE_RESOLVE, t0);
 	memset(m->node_err, 0, nr_node_ids * sizeof(*m->node_err));
+	return 0;
+}
+
+/* Sleep @us, killable (a fatal signal ends it), with no lock held. */
+static void np_migrate_busy_wait(unsigned long us)
+{
+	ktime_t t = ns_to_ktime((u64)us * NSEC_PER_USEC);
+
+	set_current_state(TASK_KILLABLE);
+	schedule_hrtimeout_range(&t, us * NSEC_PER_USEC / 2, HRTIMER_MODE_REL);
+}
+
+/*
+ * Collect, migrate and answer one round of stretches: a first pass, then
+ * passes over its busy pages (NP_MIGRATE_BUSY_PASSES), each after a wait
+ * with no lock held (NP_MIGRATE_BUSY_WAIT_US), until none is left or a
+ * fatal signal comes (np_migrate_finish_round() then answers what is
+ * done, and the call ends with -EINTR).
+ */
+static int np_migrate_round(struct np_mig *m, const struct np_stretch *st,
+			    unsigned int nr, unsigned int n)
+{
+	unsigned int pass;
+	int ret;
+
+	m->retry = false;
+	ret = np_migrate_pass(m, st, nr, n);
+	if (ret)
+		return ret;
+	for (pass = 1; np_migrate_busy(m, n); pass++) {
+		if (pass == NP_MIGRATE_BUSY_PASSES)
+			break;
+		np_migrate_busy_wait(NP_MIGRATE_BUSY_WAIT_US << (pass - 1));
+		if (fatal_signal_pending(current))
+			break;
+		m->retry = true;
+		/* Only a fatal signal stops it: the answers so far stand. */
+		if (np_migrate_pass(m, st, nr, n))
+			break;
+		cond_resched();
+	}
+	m->retry = false;
+	/* Still busy after the last pass: failed, as migrate_pages() counts it. */
+	count_vm_events(PGMIGRATE_FAIL, bitmap_weight(m->busy, n));
 	return 0;
 }
 
@@ -413,7 +541,7 @@ static int np_migrate_alloc(struct np_mig *m)
 
 	m->status = kvmalloc_array(m->chunk, sizeof(s32), GFP_KERNEL);
 	m->target = kvmalloc_array(m->chunk, sizeof(s32), GFP_KERNEL);
-	m->pending = kvmalloc_array(3 * words, sizeof(long), GFP_KERNEL);
+	m->pending = kvmalloc_array(4 * words, sizeof(long), GFP_KERNEL);
 	m->lists = kcalloc(nr_node_ids, sizeof(*m->lists), GFP_KERNEL);
 	m->nr_listed = kcalloc(nr_node_ids, sizeof(*m->nr_listed), GFP_KERNEL);
 	m->node_err = kcalloc(nr_node_ids, sizeof(*m->node_err), GFP_KERNEL);
@@ -422,6 +550,7 @@ static int np_migrate_alloc(struct np_mig *m)
 		return -ENOMEM;
 	m->vma_pending = m->pending + words;
 	m->gap_ok = m->pending + 2 * words;
+	m->busy = m->pending + 3 * words;
 	for (nid = 0; nid < nr_node_ids; nid++)
 		INIT_LIST_HEAD(&m->lists[nid]);
 	return 0;

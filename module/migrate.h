@@ -47,6 +47,9 @@
  * @hold_ok: collect may hold folios this round: range mode, or an address
  *	array whose pages strictly ascend (no page named twice, so none held
  *	is wanted again further on)
+ * @busy: a retry pass's chunk indexes: pages an engine of the
+ *	page-table, batched or migrate_vma path left busy in the pass before
+ * @retry: this pass goes over @busy only; each page keeps its target
  * @last_vma_idx: chunk index of the last page marked for the batched or
  *	migrate_vma engine
  * @last_vma_vma: its VMA (NULL: none yet in this stretch)
@@ -66,6 +69,8 @@ struct np_mig {
 	unsigned long *pending;
 	unsigned long *vma_pending;
 	unsigned long *gap_ok;
+	unsigned long *busy;
+	bool retry;
 	struct folio *last_folio;
 	int last_target;
 	bool last_vma;
