@@ -191,6 +191,16 @@ static void np_collect_folio(struct np_mig *m, const struct np_run *run,
 		np_mig_pending(m, i, n, m->last_target, m->last_vma);
 		return;
 	}
+	/*
+	 * A retry pass takes the order-0 pages it came for (or a split
+	 * THP's). A page collapsed into a large folio meanwhile (khugepaged,
+	 * the mmap lock was dropped) stays: moving the folio would move
+	 * pages whose answers are written.
+	 */
+	if (m->retry && folio_test_large(folio)) {
+		np_mig_fail(m, i, n, -EBUSY);
+		return;
+	}
 	target = np_mig_target(m, i);
 	if (nid == target) {
 		np_mig_fail(m, i, n, nid);	/* in place: the answer is the node */

@@ -274,6 +274,13 @@ static void np_migrate_phase(const struct np_mig *m, unsigned int phase,
  * pin lasts its I/O. Backing off spreads the passes over milliseconds.
  */
 #define NP_MIGRATE_BUSY_WAIT_US	8
+/*
+ * The waits of one call, at most: a buffer that stays pinned (an io_uring
+ * fixed buffer, an RDMA region) would pay each round's 4 ms again. 64 ms
+ * is the waits of 15 such rounds (a GiB in default rounds of 64 MiB);
+ * after it the passes go on without waiting, as the kernel's do.
+ */
+#define NP_MIGRATE_BUSY_WAIT_MAX_US	(64 * USEC_PER_MSEC)
 
 typedef void (*np_part_fn)(struct np_mig *m, unsigned long start,
 			   unsigned int idx0, unsigned int nr_pages);
@@ -399,14 +406,15 @@ static void np_migrate_busy_wait(unsigned long us)
 /*
  * Collect, migrate and answer one round of stretches: a first pass, then
  * passes over its busy pages (NP_MIGRATE_BUSY_PASSES), each after a wait
- * with no lock held (NP_MIGRATE_BUSY_WAIT_US), until none is left or a
+ * with no lock held (NP_MIGRATE_BUSY_WAIT_US, while the call's
+ * NP_MIGRATE_BUSY_WAIT_MAX_US last), until none is left or a
  * fatal signal comes (np_migrate_finish_round() then answers what is
  * done, and the call ends with -EINTR).
  */
 static int np_migrate_round(struct np_mig *m, const struct np_stretch *st,
 			    unsigned int nr, unsigned int n)
 {
-	unsigned int pass;
+	unsigned int pass, wait;
 	int ret;
 
 	m->retry = false;
@@ -416,7 +424,11 @@ static int np_migrate_round(struct np_mig *m, const struct np_stretch *st,
 	for (pass = 1; np_migrate_busy(m, n); pass++) {
 		if (pass == NP_MIGRATE_BUSY_PASSES)
 			break;
-		np_migrate_busy_wait(NP_MIGRATE_BUSY_WAIT_US << (pass - 1));
+		wait = NP_MIGRATE_BUSY_WAIT_US << (pass - 1);
+		if (m->busy_wait_us + wait <= NP_MIGRATE_BUSY_WAIT_MAX_US) {
+			m->busy_wait_us += wait;
+			np_migrate_busy_wait(wait);
+		}
 		if (fatal_signal_pending(current))
 			break;
 		m->retry = true;

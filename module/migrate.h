@@ -50,6 +50,7 @@
  * @busy: a retry pass's chunk indexes: pages an engine of the
  *	page-table, batched or migrate_vma path left busy in the pass before
  * @retry: this pass goes over @busy only; each page keeps its target
+ * @busy_wait_us: microseconds this call waited before retry passes
  * @last_vma_idx: chunk index of the last page marked for the batched or
  *	migrate_vma engine
  * @last_vma_vma: its VMA (NULL: none yet in this stretch)
@@ -71,6 +72,7 @@ struct np_mig {
 	unsigned long *gap_ok;
 	unsigned long *busy;
 	bool retry;
+	unsigned int busy_wait_us;
 	struct folio *last_folio;
 	int last_target;
 	bool last_vma;
