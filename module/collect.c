@@ -76,15 +76,16 @@ static int np_mig_target(struct np_mig *m, unsigned int i)
 
 /*
  * Private anonymous, order 0, mapped once, not in the swap cache: what
- * migrate_vma_*() moves. A swap-cache folio may be under writeback (mapped
+ * migrate_vma_*() moves (and the page-table engine, with its large
+ * folios, np_pt_takes_large()). A swap-cache folio may be under writeback (mapped
  * again by do_swap_page() while its write is in flight), and
  * migrate_vma_pages() does not wait for writeback: it BUG()s on it
  * (migrate_folio_extra()). Those go to the kernel engine, which waits; the
  * engines check again once setup has locked the folio (np_vma_src_ok()).
- * @pmd: this folio's run is a PMD mapping.
+ * @n: its pages in this run, from @page; @pmd: the run is a PMD mapping.
  */
 static bool np_vma_engine_takes(struct np_mig *m, struct folio *folio,
-				struct page *page, bool pmd)
+				struct page *page, unsigned int n, bool pmd)
 {
 	struct vm_area_struct *vma = m->w.vma;
 
@@ -94,6 +95,8 @@ static bool np_vma_engine_takes(struct np_mig *m, struct folio *folio,
 	    np_mapped_shared(folio, page))
 		return false;
 	if (!folio_test_large(folio))
+		return true;
+	if (np_pt_takes_large(m, folio, page, n, pmd))
 		return true;
 	/*
 	 * It splits a PMD-mapped THP: only when the caller allows it. A
@@ -192,12 +195,14 @@ static void np_collect_folio(struct np_mig *m, const struct np_run *run,
 		return;
 	}
 	/*
-	 * A retry pass takes the order-0 pages it came for (or a split
-	 * THP's). A page collapsed into a large folio meanwhile (khugepaged,
-	 * the mmap lock was dropped) stays: moving the folio would move
-	 * pages whose answers are written.
+	 * A retry pass walks only busy pages: a large folio whole in its run
+	 * is all busy (one the page-table engine left, say). One of which it
+	 * sees only part, as a page collapsed into a large folio meanwhile
+	 * (khugepaged, the mmap lock was dropped), stays: moving the folio
+	 * would move pages whose answers are written.
 	 */
-	if (m->retry && folio_test_large(folio)) {
+	if (m->retry && folio_test_large(folio) &&
+	    (page != &folio->page || n != folio_nr_pages(folio))) {
 		np_mig_fail(m, i, n, -EBUSY);
 		return;
 	}
@@ -220,7 +225,7 @@ static void np_collect_folio(struct np_mig *m, const struct np_run *run,
 		np_collect_hold(m, folio, i);
 		return;
 	}
-	vma = np_vma_engine_takes(m, folio, page,
+	vma = np_vma_engine_takes(m, folio, page, n,
 				  run->kind & NUMAPLACE_KIND_PMD);
 	if (!vma) {
 		/* A folio only the kernel engine moves. */

@@ -386,7 +386,19 @@ static inline int np_copy_page(struct page *to, struct page *from)
 #define np_rmap_remove_pte(fn, folio, page, vma) ((fn)(folio, page, 1, vma))
 #define np_rmap_add_anon_pte(fn, folio, page, vma, addr, flags) \
 	((fn)(folio, page, 1, vma, addr, flags))
+/*
+ * The engine moves a PTE-mapped large folio (mTHP) only where the rmap of
+ * all its PTEs goes in one call: folio_remove_rmap_ptes(folio, page, nr,
+ * vma) never sees the folio partly mapped, so it is not queued for a
+ * deferred split as try_to_migrate_one()'s page-at-a-time removal queues
+ * it (design.md, "Large folios"). 6.1's page_remove_rmap() takes one page
+ * per call: there large folios stay with the kernel engine.
+ */
+#define NP_PT_LARGE		true
+#define np_rmap_remove_ptes(fn, folio, page, nr, vma) \
+	((fn)(folio, page, nr, vma))
 #else
+#define NP_PT_LARGE		false
 #define NP_RMAP_REMOVE		page_remove_rmap
 #define NP_RMAP_ADD_ANON	page_add_anon_rmap
 #define np_rmap_remove_pte(fn, folio, page, vma) ((fn)(page, vma, false))

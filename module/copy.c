@@ -132,6 +132,25 @@ bool np_vma_src_ok(struct page *spage)
 	       !folio_test_ksm(folio);
 }
 
+static_assert(!(NP_PFN_TAIL & (MIGRATE_PFN_VALID | MIGRATE_PFN_MIGRATE |
+			       MIGRATE_PFN_WRITE)) &&
+	      NP_PFN_TAIL < (1UL << MIGRATE_PFN_SHIFT));
+#ifdef MIGRATE_PFN_COMPOUND
+static_assert(!(NP_PFN_TAIL & MIGRATE_PFN_COMPOUND));
+#endif
+
+/*
+ * The pages entry @j stands for: a large folio's (np_pt_unmap() marked the
+ * entries after its first NP_PFN_TAIL), else 1. Not for a tail entry.
+ */
+static unsigned int np_copy_nr(const struct np_copy_batch *cb, unsigned int j)
+{
+	if (j + 1 >= cb->nr || !(cb->src[j + 1] & NP_PFN_TAIL))
+		return 1;
+	/* Locked and isolated since unmap: its order is stable. */
+	return folio_nr_pages(page_folio(migrate_pfn_to_page(cb->src[j])));
+}
+
 /* Entry @j wants a destination: collected, ours, not there yet. */
 static bool np_copy_wanted(const struct np_copy_batch *cb, unsigned int j)
 {
@@ -176,25 +195,61 @@ static void np_copy_alloc_node(struct np_copy_batch *cb, unsigned int from,
 	}
 }
 
-/* Allocate the destinations of entries [@from, @to), node by node. */
+/*
+ * A destination folio of @nr pages on @nid for entry @j and those after it:
+ * as alloc_migration_target() allocates for a large folio (its order,
+ * GFP_TRANSHUGE without reclaim but direct compaction, the node only). A
+ * node without one is not full: the source stays, and the caller hands it
+ * to the next engine (np_pt_restore()).
+ */
+static void np_copy_alloc_large(struct np_copy_batch *cb, unsigned int j,
+				int nid, unsigned int nr)
+{
+	const gfp_t gfp = ((GFP_HIGHUSER_MOVABLE | __GFP_THISNODE) &
+			   ~__GFP_RECLAIM) | GFP_TRANSHUGE;
+	struct folio *folio = __folio_alloc_node(gfp, ilog2(nr), nid);
+	unsigned int k;
+
+	if (!folio)
+		return;
+	folio_lock(folio);
+	for (k = 0; k < nr; k++)
+		cb->dst[j + k] = migrate_pfn(folio_pfn(folio) + k);
+}
+
+/*
+ * Allocate the destinations of entries [@from, @to), node by node. A share
+ * takes a large folio's entries with its first, past @to too; the share
+ * they fall in leaves them alone.
+ */
 static void np_copy_alloc(struct np_copy_batch *cb, unsigned int from,
 			  unsigned int to)
 {
 	unsigned int *slots = cb->slots + from;
-	unsigned int j, n;
+	unsigned int j, n, nr;
 	nodemask_t nodes;
 	int nid;
 
 	nodes_clear(nodes);
 	for (j = from; j < to; j++) {
-		cb->dst[j] = 0;
+		if (cb->src[j] & NP_PFN_TAIL)
+			continue;
+		nr = np_copy_nr(cb, j);
+		memset(cb->dst + j, 0, nr * sizeof(*cb->dst));
 		if (np_copy_wanted(cb, j))
 			node_set(cb->target[j], nodes);
 	}
 	for_each_node_mask(nid, nodes) {
-		for (j = from, n = 0; j < to; j++)
-			if (cb->target[j] == nid && np_copy_wanted(cb, j))
+		for (j = from, n = 0; j < to; j++) {
+			if ((cb->src[j] & NP_PFN_TAIL) || cb->target[j] != nid ||
+			    !np_copy_wanted(cb, j))
+				continue;
+			nr = np_copy_nr(cb, j);
+			if (nr > 1)
+				np_copy_alloc_large(cb, j, nid, nr);
+			else
 				slots[n++] = j;
+		}
 		if (n)
 			np_copy_alloc_node(cb, from, nid, slots, n);
 	}
@@ -270,13 +325,15 @@ unmap_src:
 	return ok;
 }
 
-/* Entry @j gets no destination: its page stays where it is. */
+/* Entry @j (@nr pages) gets no destination: its folio stays where it is. */
 static void np_copy_drop(struct np_copy_batch *cb, unsigned int j,
-			 struct page *dpage)
+			 unsigned int nr, struct page *dpage)
 {
-	cb->dst[j] = 0;
-	unlock_page(dpage);
-	put_page(dpage);
+	struct folio *folio = page_folio(dpage);
+
+	memset(cb->dst + j, 0, nr * sizeof(*cb->dst));
+	folio_unlock(folio);
+	folio_put(folio);
 }
 
 /*
@@ -300,31 +357,53 @@ static int np_copy_one(struct np_copy_batch *cb, struct np_copy_stats *st,
 	return np_copy_page(dpage, spage);
 }
 
+/*
+ * Fill the @nr pages of entry @j from its source's. Return: 0, or -EFAULT
+ * (a poisoned source page: the folio is not moved).
+ */
+static int np_copy_entry(struct np_copy_batch *cb, struct np_copy_stats *st,
+			 unsigned int j, unsigned int nr)
+{
+	unsigned int k;
+	int ret;
+
+	for (k = 0; k < nr; k++) {
+		ret = np_copy_one(cb, st, migrate_pfn_to_page(cb->dst[j + k]),
+				  migrate_pfn_to_page(cb->src[j + k]));
+		if (ret)
+			return ret;
+		if (k && !(k & (NP_COPY_RESCHED - 1)))
+			cond_resched();
+	}
+	return 0;
+}
+
 /* np_par_fn: allocate and fill the destinations of one share. */
 static void np_copy_share(void *ctx, unsigned int share, unsigned int from,
 			  unsigned int to)
 {
 	struct np_copy_batch *cb = ctx;
 	struct np_copy_stats *st = &cb->shares[share];
-	struct page *spage, *dpage;
 	u64 t0 = ktime_get_ns(), t1;
-	unsigned int j;
+	struct page *dpage;
+	unsigned int j, nr;
 
 	np_copy_alloc(cb, from, to);
 	t1 = ktime_get_ns();
 	st->alloc_ns = t1 - t0;
 	for (j = from; j < to; j++) {
-		if (!cb->dst[j])
+		/* A tail's entry is its first's, maybe another share's. */
+		if ((cb->src[j] & NP_PFN_TAIL) || !cb->dst[j])
 			continue;
-		spage = migrate_pfn_to_page(cb->src[j]);
+		nr = np_copy_nr(cb, j);
 		dpage = migrate_pfn_to_page(cb->dst[j]);
 		if (READ_ONCE(cb->abort)) {
-			/* Killed: this page stays where it is (finalize remaps it). */
-			np_copy_drop(cb, j, dpage);
+			/* Killed: this folio stays where it is (restore remaps it). */
+			np_copy_drop(cb, j, nr, dpage);
 			continue;
 		}
-		if (np_copy_one(cb, st, dpage, spage))
-			np_copy_drop(cb, j, dpage);	/* poisoned source */
+		if (np_copy_entry(cb, st, j, nr))
+			np_copy_drop(cb, j, nr, dpage);	/* poisoned source */
 		if (!(j & (NP_COPY_RESCHED - 1))) {
 			cond_resched();
 			/* The caller's share sees its signals for all. */

@@ -14,12 +14,23 @@
 /* Pages copied between cond_resched() calls. */
 #define NP_COPY_RESCHED		64
 
+/*
+ * In a page-table range's src array (engine-pt.c; never handed to
+ * migrate_vma_*()): a page of a large folio after its first. The entry of
+ * the folio's first page stands for the folio (one destination folio of
+ * its order, filled whole, moved whole, or none); the entries marked
+ * follow it. Bit 5 is free in the migrate_pfn() flags of 6.1 to 7.3
+ * (copy.c checks it at build time).
+ */
+#define NP_PFN_TAIL		(1UL << 5)
+
 struct dma_chan;
 struct page;
 
 /**
  * struct np_copy_batch - destinations to allocate and fill
  * @src: migrate_pfn() of each source page, as migrate_vma_setup() left it
+ *	(or np_pt_unmap(), whose large folios span several: NP_PFN_TAIL)
  * @dst: out: migrate_pfn() of a locked destination filled with the data,
  *	or 0 (not ours, already on its node, or no memory on the node)
  * @target: the node each entry goes to, or -1: leave it

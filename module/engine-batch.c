@@ -42,7 +42,9 @@
  * charges them by force while the sources wait for finalize), so a round
  * of up to NUMAPLACE_BATCH_PAGES_MAX pages goes in windows of 8 MiB.
  */
-#define NP_BATCH_WINDOW_PAGES	(SZ_8M >> PAGE_SHIFT)
+#define NP_BATCH_WINDOW_BYTES	SZ_8M
+#define NP_BATCH_WINDOW_PAGES	(NP_BATCH_WINDOW_BYTES >> PAGE_SHIFT)
+static_assert(NP_BATCH_WINDOW_BYTES >= 4 * PMD_SIZE);
 
 /* The per-call state, sized for a round of m->chunk pages. */
 struct np_batch {
@@ -154,17 +156,25 @@ static void np_batch_setup(struct np_mig *m, struct vm_area_struct *vma,
  * A page moved: answer it here (the node it is on is its target), so that
  * resolve does not walk it again; pages not moved stay pending, resolve
  * answers them (-ENOMEM, -EBUSY, or where a page named twice ended up).
+ * @nr: the pages of the folio whose first page this is, 0 for the others
+ * (a large folio's, NP_PFN_TAIL: counted with its first).
  */
 static void np_batch_moved(struct np_mig *m, unsigned int idx,
 			   unsigned long src, unsigned long dst,
-			   unsigned int engine)
+			   unsigned int engine, unsigned int nr)
 {
 	int to = page_to_nid(migrate_pfn_to_page(dst));
 
-	np_stat_folio_moved(page_to_nid(migrate_pfn_to_page(src)), to, 0, 1);
-	/* migrate_vma_pages() counts no vmstat event: migrate_pages() would. */
+	if (nr) {
+		np_stat_folio_moved(page_to_nid(migrate_pfn_to_page(src)), to,
+				    ilog2(nr), 1);
+		m->a->nr_moved_folios++;
+	}
+	/*
+	 * migrate_vma_pages() counts no vmstat event: migrate_pages() would,
+	 * a page at a time.
+	 */
 	count_vm_event(PGMIGRATE_SUCCESS);
-	m->a->nr_moved_folios++;
 	m->a->engines |= engine;
 	if (test_bit(idx, m->vma_pending) && m->target[idx] == to) {
 		clear_bit(idx, m->pending);
@@ -190,7 +200,7 @@ static void np_batch_flush(struct np_mig *m)
 		.chan = b->chan,
 	};
 	struct migrate_vma *args;
-	unsigned long j;
+	unsigned long j, k;
 	unsigned int s, engine = NUMAPLACE_ENGINE_BATCH;
 	u64 t0;
 	bool pt;
@@ -218,16 +228,21 @@ static void np_batch_flush(struct np_mig *m)
 	for (s = 0; s < b->nr_segs; s++) {
 		args = &b->segs[s];
 		pt = b->seg_pt[s];
-		if (pt)
-			np_pt_restore(args);	/* moves, remaps, puts back */
+		if (pt)	/* moves, remaps, puts back */
+			np_pt_restore(m, args, b->seg_idx[s]);
 		else
 			migrate_vma_pages(args);
 		for (j = 0; j < args->npages; j++) {
 			if (!args->dst[j] || !(args->src[j] & MIGRATE_PFN_MIGRATE))
 				continue;
+			/* A folio's pages: its first and the tails after it. */
+			for (k = j + 1; k < args->npages &&
+			     (args->src[k] & NP_PFN_TAIL); k++)
+				;
 			np_batch_moved(m, b->seg_idx[s] + j, args->src[j],
 				       args->dst[j], pt ? NUMAPLACE_ENGINE_PT :
-						     NUMAPLACE_ENGINE_BATCH);
+						     NUMAPLACE_ENGINE_BATCH,
+				       args->src[j] & NP_PFN_TAIL ? 0 : k - j);
 		}
 		if (!pt)
 			migrate_vma_finalize(args);
@@ -235,6 +250,18 @@ static void np_batch_flush(struct np_mig *m)
 	np_stat_phase(engine, NUMAPLACE_PHASE_RESTORE, ktime_get_ns() - t0);
 	b->nr_segs = 0;
 	b->used = 0;
+}
+
+/*
+ * The pages of a window from @addr: NP_BATCH_WINDOW_PAGES, down to a page
+ * table's boundary (a window is at least 3 tables), where no PTE-mapped
+ * large folio the page-table engine takes can straddle two windows.
+ */
+static unsigned long np_batch_window(unsigned long addr)
+{
+	unsigned long end = ALIGN_DOWN(addr + NP_BATCH_WINDOW_BYTES, PMD_SIZE);
+
+	return (end - addr) >> PAGE_SHIFT;
 }
 
 /* Set up the ranges of one stretch; flush when the batch is full. */
@@ -255,7 +282,7 @@ static void np_batch_stretch(struct np_mig *m, unsigned long start,
 		}
 		limit = min3((unsigned long)end,
 			     i + ((vma->vm_end - addr) >> PAGE_SHIFT),
-			     (unsigned long)i + NP_BATCH_WINDOW_PAGES);
+			     (unsigned long)i + np_batch_window(addr));
 		for (last = i;; last = next) {
 			next = find_next_bit(m->vma_pending, limit, last + 1);
 			if (next >= limit || next - last > NP_BATCH_GAP ||

@@ -1,16 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * numaplace: the page-table engine, for private anonymous order-0 pages
- * that only the walked mm maps. It is the batched engine (engine-batch.c:
- * windows, bulk allocation, copy workers) with its own unmap and restore:
- * for such a page the PTE the walk holds under its lock is its only
- * mapping, so the walk is the rmap walk, and there is none to do.
+ * numaplace: the page-table engine, for private anonymous folios that
+ * only the walked mm maps: order-0 pages, and PTE-mapped large folios
+ * (mTHP) where the kernel removes a folio's rmap in one call (compat.h
+ * NP_PT_LARGE). It is the batched engine (engine-batch.c: windows, bulk
+ * allocation, copy workers) with its own unmap and restore: for such a
+ * folio the PTEs the walk holds under their lock are its only mappings,
+ * so the walk is the rmap walk, and there is none to do. A large folio
+ * moves whole: one destination of its order, its PTEs unmapped and its
+ * rmap removed together (never "partly mapped", so never queued for a
+ * deferred split), or stays whole and goes to the kernel engine.
  *
  *  - unmap (np_pt_unmap()), per page table of a VMA range, under its lock:
- *    each page is locked, isolated, and its PTE replaced by a migration
- *    entry that keeps what try_to_migrate_one() keeps (writable, readable
+ *    each folio is locked, isolated, and its PTEs replaced by migration
+ *    entries that keep what try_to_migrate_one() keeps (writable, readable
  *    exclusive, young, dirty, soft-dirty, uffd-wp), with the same
- *    anon-exclusive handling (a page that may be pinned is left mapped),
+ *    anon-exclusive handling (a folio that may be pinned is left mapped),
  *    then its rmap is dropped; one TLB flush per page table, and one
  *    mmu-notifier invalidation for the range;
  *  - allocate and copy: the batched engine's (module/copy.c);
@@ -20,7 +25,8 @@
  *  - restore, per page table, under its lock: where the entry is still
  *    ours, the new page is mapped (or the old one where a step failed: the
  *    data stays where it was) as remove_migration_pte() maps it, with its
- *    rmap; then both go back to the LRU (or the old one is freed).
+ *    rmap; then both go back to the LRU (or the old one is freed; a large
+ *    one not moved goes to the kernel engine's list, the next engine).
  * Design.md compares each step with the kernel's code, per version.
  *
  * Runs under the mmap lock held for read (since collect), outside RCU
@@ -35,11 +41,13 @@
 #include <linux/mmu_notifier.h>
 #include <linux/pgtable.h>
 #include <linux/rmap.h>
+#include <linux/sched/signal.h>
 #include <linux/swapops.h>
 #include <linux/userfaultfd_k.h>
 
 #include "migrate.h"
 #include "compat.h"
+#include "copy.h"
 #include "ksyms.h"
 #include "walk.h"
 
@@ -57,8 +65,8 @@ bool np_engine_pt_available(void)
  * drains the mlock batch per page there), nor one under userfaultfd
  * read-write protection, nor a shadow stack (compat.h np_maybe_mkwrite()):
  * those stay with the migrate_vma path. Nor in a call that lets THPs be
- * split (SPLIT_OK): collect hands those to migrate_vma, which splits them,
- * and this engine moves order-0 pages only.
+ * split (SPLIT_OK): collect hands those to migrate_vma, which splits them;
+ * this engine moves no PMD mapping.
  */
 bool np_pt_takes_vma(const struct np_mig *m, struct vm_area_struct *vma)
 {
@@ -67,6 +75,28 @@ bool np_pt_takes_vma(const struct np_mig *m, struct vm_area_struct *vma)
 	       vma_is_anonymous(vma) &&
 	       !(vma->vm_flags & VM_LOCKED) && !np_uffd_rwp(vma) &&
 	       !np_vma_shadow_stack(vma);
+}
+
+/**
+ * np_pt_takes_large - may the engine take this large folio?
+ * @m: the call
+ * @folio: a large folio collect found in a VMA, not shared, KSM, in the
+ *	swap cache nor under writeback (np_vma_engine_takes())
+ * @page: its first page in this run
+ * @n: its pages in this run
+ * @pmd: the run is a PMD mapping
+ *
+ * PTE-mapped, whole in the run from its first page, in a VMA the engine
+ * takes, and mapped by nothing else: its mapcount is the run's @n PTEs
+ * (no other mm, no PMD). Unmap checks it again under the page table's
+ * lock. A folio it refuses goes to the kernel engine.
+ */
+bool np_pt_takes_large(const struct np_mig *m, struct folio *folio,
+		       struct page *page, unsigned long n, bool pmd)
+{
+	return NP_PT_LARGE && !pmd && page == &folio->page &&
+	       n == folio_nr_pages(folio) && folio_mapcount(folio) == n &&
+	       !folio_test_hugetlb(folio) && np_pt_takes_vma(m, m->w.vma);
 }
 
 /*
@@ -104,10 +134,10 @@ static void np_pt_flush(struct mm_struct *mm, unsigned long first,
 
 /*
  * The page @pte maps, if the engine may move it to @target: a present
- * PTE (PROT_NONE too; not special or devmap) of an order-0 anonymous
- * page that only this PTE maps, not hardware-poisoned (the kernel maps a
- * hwpoison entry there instead), not KSM, not in the swap cache or under
- * writeback, not on @target.
+ * PTE (PROT_NONE too; not special or devmap) of an anonymous page that
+ * only this PTE maps (of a large folio, np_pt_large_nr() decides), not
+ * hardware-poisoned (the kernel maps a hwpoison entry there instead), not
+ * KSM, not in the swap cache or under writeback, not on @target.
  */
 static struct page *np_pt_page(pte_t pte, int target)
 {
@@ -124,8 +154,9 @@ static struct page *np_pt_page(pte_t pte, int target)
 		return NULL;
 	page = pfn_to_page(pfn);
 	folio = page_folio(page);
-	if (folio_test_large(folio) || !folio_test_anon(folio) ||
-	    PageHWPoison(page) ||
+	if ((folio_test_large(folio) &&
+	     (!NP_PT_LARGE || folio_test_has_hwpoisoned(folio))) ||
+	    !folio_test_anon(folio) || PageHWPoison(page) ||
 	    folio_test_ksm(folio) || folio_test_swapcache(folio) ||
 	    folio_test_writeback(folio) || np_mapped_shared(folio, page) ||
 	    folio_nid(folio) == target)
@@ -148,6 +179,73 @@ static void np_pt_src_done(struct folio *folio, bool back)
 }
 
 /*
+ * The migration entry for @page in place of @pteval (cleared from @ptep),
+ * as try_to_migrate_one() makes it.
+ */
+static void np_pt_set_entry(struct mm_struct *mm, unsigned long addr,
+			    pte_t *ptep, struct page *page, pte_t pteval,
+			    bool anon_exclusive)
+{
+	swp_entry_t entry;
+	pte_t swp_pte;
+
+	if (pte_dirty(pteval))
+		folio_mark_dirty(page_folio(page));
+	if (pte_write(pteval))
+		entry = make_writable_migration_entry(page_to_pfn(page));
+	else if (anon_exclusive)
+		entry = make_readable_exclusive_migration_entry(page_to_pfn(page));
+	else
+		entry = make_readable_migration_entry(page_to_pfn(page));
+	entry = np_migration_entry_ad(entry,
+				      READ_ONCE(*np_ksyms.swap_migration_ad_supported),
+				      pte_young(pteval), pte_dirty(pteval));
+	swp_pte = swp_entry_to_pte(entry);
+	if (pte_soft_dirty(pteval))
+		swp_pte = pte_swp_mksoft_dirty(swp_pte);
+	if (np_pte_uffd(pteval))
+		swp_pte = np_pte_swp_mkuffd(swp_pte);
+	set_pte_at(mm, addr, ptep, swp_pte);
+}
+
+/*
+ * The PTE remove_migration_pte() makes for @new in place of the migration
+ * entry @old_pte; *@rmap_flags: RMAP_EXCLUSIVE unless the entry is a
+ * readable one.
+ */
+static pte_t np_pt_entry_pte(struct vm_area_struct *vma, pte_t old_pte,
+			     struct folio *folio, struct page *new,
+			     rmap_t *rmap_flags)
+{
+	bool ad = READ_ONCE(*np_ksyms.swap_migration_ad_supported);
+	np_leaf_t entry = np_leaf_from_pte(old_pte);
+	pte_t pte;
+
+	pte = mk_pte(new, READ_ONCE(vma->vm_page_prot));
+	if (!np_leaf_is_migration_young(ad, entry))
+		pte = pte_mkold(pte);
+	if (folio_test_dirty(folio) && np_leaf_is_migration_dirty(ad, entry))
+		pte = pte_mkdirty(pte);
+	/*
+	 * x86's pte_mkdirty() sets the soft-dirty bit too: clear it for a
+	 * page that was not soft-dirty, as 6.12's and 7.3's
+	 * remove_migration_pte() do (6.1's leaves it set, reporting a clean
+	 * page soft-dirty after a move; migrate_pt.c tests it).
+	 */
+	if (pte_swp_soft_dirty(old_pte))
+		pte = pte_mksoft_dirty(pte);
+	else
+		pte = pte_clear_soft_dirty(pte);
+	if (np_leaf_is_migration_write(entry))
+		pte = np_maybe_mkwrite(pte, vma);
+	else if (np_pte_swp_uffd(old_pte))
+		pte = np_pte_mkuffd(pte);
+	*rmap_flags = np_leaf_is_migration_read(entry) ? RMAP_NONE :
+							 RMAP_EXCLUSIVE;
+	return pte;
+}
+
+/*
  * try_to_migrate_one() for one PTE of an exclusive order-0 page, without
  * its flush (the caller flushes the table's range once). Return: true
  * when @ptep holds a migration entry for @page, its rmap dropped and the
@@ -159,8 +257,7 @@ static bool np_pt_unmap_one(struct vm_area_struct *vma, unsigned long addr,
 	struct folio *folio = page_folio(page);
 	struct mm_struct *mm = vma->vm_mm;
 	bool anon_exclusive;
-	swp_entry_t entry;
-	pte_t pteval, swp_pte;
+	pte_t pteval;
 
 	if (!folio_trylock(folio))
 		return false;
@@ -177,27 +274,119 @@ static bool np_pt_unmap_one(struct vm_area_struct *vma, unsigned long addr,
 		np_pt_src_done(folio, true);
 		return false;
 	}
-	if (pte_dirty(pteval))
-		folio_mark_dirty(folio);
-	if (pte_write(pteval))
-		entry = make_writable_migration_entry(page_to_pfn(page));
-	else if (anon_exclusive)
-		entry = make_readable_exclusive_migration_entry(page_to_pfn(page));
-	else
-		entry = make_readable_migration_entry(page_to_pfn(page));
-	entry = np_migration_entry_ad(entry,
-				      READ_ONCE(*np_ksyms.swap_migration_ad_supported),
-				      pte_young(pteval), pte_dirty(pteval));
-	swp_pte = swp_entry_to_pte(entry);
-	if (pte_soft_dirty(pteval))
-		swp_pte = pte_swp_mksoft_dirty(swp_pte);
-	if (np_pte_uffd(pteval))
-		swp_pte = np_pte_swp_mkuffd(swp_pte);
-	set_pte_at(mm, addr, ptep, swp_pte);
+	np_pt_set_entry(mm, addr, ptep, page, pteval, anon_exclusive);
 	np_rmap_remove_pte(np_ksyms.rmap_remove, folio, page, vma);
 	folio_put(folio);	/* the mapping's reference */
 	return true;
 }
+
+#ifdef np_rmap_remove_ptes
+/*
+ * The pages of the large folio whose first page @ptep maps, if the engine
+ * may move it whole from here: every page mapped by the next PTEs of this
+ * table, in order, within [@addr, @end), all of them to the same target
+ * (@target, per page), and nothing else mapping it (its mapcount, which
+ * counts a PMD mapping and other mms' too, is those PTEs). 0: it stays.
+ */
+static unsigned long np_pt_large_nr(struct folio *folio, struct page *page,
+				    pte_t *ptep, unsigned long addr,
+				    unsigned long end, const s32 *target)
+{
+	unsigned long nr = folio_nr_pages(folio), pfn = folio_pfn(folio), k;
+	pte_t pte;
+
+	if (page != &folio->page || nr > (end - addr) >> PAGE_SHIFT ||
+	    folio_mapcount(folio) != nr)
+		return 0;
+	for (k = 1; k < nr; k++) {
+		pte = ptep_get(ptep + k);
+		if (target[k] != target[0] || !pte_present(pte) ||
+		    pte_pfn(pte) != pfn + k)
+			return 0;
+	}
+	return nr;
+}
+
+/*
+ * Put back the present PTEs of the first @n pages of @folio, which
+ * np_pt_unmap_large() replaced by migration entries (their rmap and
+ * references still held), each page exclusive again where it was.
+ */
+static void np_pt_unmap_undo(struct vm_area_struct *vma, unsigned long addr,
+			     pte_t *ptep, struct folio *folio, unsigned long n)
+{
+	struct page *page;
+	rmap_t flags;
+	unsigned long k;
+	pte_t pte;
+
+	for (k = 0; k < n; k++, addr += PAGE_SIZE) {
+		page = folio_page(folio, k);
+		pte = np_pt_entry_pte(vma, ptep_get(ptep + k), folio, page,
+				      &flags);
+		if (flags & RMAP_EXCLUSIVE)
+			SetPageAnonExclusive(page);
+		set_pte_at(vma->vm_mm, addr, ptep + k, pte);
+	}
+}
+
+/*
+ * try_to_migrate_one() for the @nr PTEs from @ptep of a large folio only
+ * they map, without the flush (the caller's, once for the table's range),
+ * and with the rmap of all of them removed in one call. A page that may be
+ * pinned (the check is per folio, after each PTE is cleared, as the
+ * kernel's) puts every PTE back. Return: true when the PTEs hold
+ * migration entries, the rmap is dropped and the folio is locked and
+ * isolated, with one reference (the isolation's).
+ */
+static bool np_pt_unmap_large(struct vm_area_struct *vma, unsigned long addr,
+			      pte_t *ptep, struct folio *folio,
+			      unsigned long nr)
+{
+	struct mm_struct *mm = vma->vm_mm;
+	unsigned long k, a;
+	struct page *page;
+	bool anon_exclusive;
+	pte_t pteval;
+
+	if (!folio_trylock(folio))
+		return false;
+	if (!np_lru_isolate(folio)) {
+		folio_unlock(folio);
+		return false;
+	}
+	for (k = 0; k < nr; k++) {
+		a = addr + k * PAGE_SIZE;
+		page = folio_page(folio, k);
+		anon_exclusive = PageAnonExclusive(page);
+		pteval = ptep_get_and_clear(mm, a, ptep + k);
+		if (anon_exclusive && np_try_share_anon_pte(folio, page)) {
+			set_pte_at(mm, a, ptep + k, pteval);
+			np_pt_unmap_undo(vma, addr, ptep, folio, k);
+			np_pt_src_done(folio, true);
+			return false;
+		}
+		np_pt_set_entry(mm, a, ptep + k, page, pteval, anon_exclusive);
+	}
+	np_rmap_remove_ptes(np_ksyms.rmap_remove, folio, &folio->page, nr, vma);
+	folio_put_refs(folio, nr);	/* the mappings' references */
+	return true;
+}
+#else
+static unsigned long np_pt_large_nr(struct folio *folio, struct page *page,
+				    pte_t *ptep, unsigned long addr,
+				    unsigned long end, const s32 *target)
+{
+	return 0;
+}
+
+static bool np_pt_unmap_large(struct vm_area_struct *vma, unsigned long addr,
+			      pte_t *ptep, struct folio *folio,
+			      unsigned long nr)
+{
+	return false;
+}
+#endif
 
 /**
  * np_pt_unmap - unmap the pages of a VMA range the engine takes
@@ -207,15 +396,17 @@ static bool np_pt_unmap_one(struct vm_area_struct *vma, unsigned long addr,
  *	reference besides ours (it gets no destination: restore maps it back)
  *
  * Fills @args->src: migrate_pfn() | MIGRATE_PFN_MIGRATE for each page now
- * behind a migration entry, 0 for the rest (left where they are, answered
- * by resolve). Sets @args->npages.
+ * behind a migration entry (NP_PFN_TAIL too for a large folio's pages
+ * after its first), 0 for the rest (left where they are, answered by
+ * resolve). Sets @args->npages.
  */
 void np_pt_unmap(struct migrate_vma *args, s32 *target)
 {
 	struct vm_area_struct *vma = args->vma;
 	struct mm_struct *mm = vma->vm_mm;
-	unsigned long addr, next, first, last, j;
+	unsigned long addr, next, first, last, j, k, nr;
 	struct mmu_notifier_range range;
+	struct folio *folio;
 	struct page *page;
 	spinlock_t *ptl;
 	pte_t *ptep;
@@ -242,17 +433,34 @@ void np_pt_unmap(struct migrate_vma *args, s32 *target)
 		}
 		first = ULONG_MAX;
 		last = 0;
-		for (; addr < next; addr += PAGE_SIZE, ptep++) {
+		for (; addr < next; addr += nr << PAGE_SHIFT, ptep += nr) {
+			nr = 1;
 			j = (addr - args->start) >> PAGE_SHIFT;
 			if (target[j] < 0)
 				continue;
 			page = np_pt_page(ptep_get(ptep), target[j]);
-			if (!page || !np_pt_unmap_one(vma, addr, ptep, page))
+			if (!page)
 				continue;
-			args->src[j] = migrate_pfn(page_to_pfn(page)) |
-				       MIGRATE_PFN_MIGRATE;
+			folio = page_folio(page);
+			if (!folio_test_large(folio)) {
+				if (!np_pt_unmap_one(vma, addr, ptep, page))
+					continue;
+			} else {
+				/* Its other pages' PTEs fail np_pt_large_nr(). */
+				k = np_pt_large_nr(folio, page, ptep, addr,
+						   next, target + j);
+				if (!k || !np_pt_unmap_large(vma, addr, ptep,
+							     folio, k))
+					continue;
+				nr = k;
+			}
+			for (k = 0; k < nr; k++)
+				args->src[j + k] =
+					migrate_pfn(page_to_pfn(page) + k) |
+					MIGRATE_PFN_MIGRATE |
+					(k ? NP_PFN_TAIL : 0);
 			first = min(first, addr);
-			last = addr;
+			last = addr + ((nr - 1) << PAGE_SHIFT);
 		}
 		/* No CPU writes the old pages once this returns. */
 		np_pt_flush(mm, first, last);
@@ -267,27 +475,32 @@ void np_pt_unmap(struct migrate_vma *args, s32 *target)
 	 * from here on but speculative ones, which folio_migrate_mapping()
 	 * refuses.
 	 */
-	for (j = 0; j < args->npages; j++)
+	for (j = 0; j < args->npages; j = k) {
+		for (k = j + 1; k < args->npages &&
+		     (args->src[k] & NP_PFN_TAIL); k++)
+			;
 		if ((args->src[j] & MIGRATE_PFN_MIGRATE) &&
 		    folio_ref_count(page_folio(migrate_pfn_to_page(args->src[j]))) != 1)
-			target[j] = -1;
+			for (; j < k; j++)
+				target[j] = -1;
+	}
 	if (mm_has_notifiers(mm))
 		np_mmu_range_end_call(np_ksyms.mmu_range_end, &range);
 }
 
 /*
- * remove_migration_pte() for one PTE: map @folio's page where @ptep still
- * holds the migration entry of @old_pfn (else a zap took it meanwhile:
- * nothing to map, as the kernel's rmap walk would find nothing).
+ * remove_migration_pte() for one PTE: map @new, a page of @folio, where
+ * @ptep still holds the migration entry of @old_pfn (else a zap took it
+ * meanwhile: nothing to map, as the kernel's rmap walk would find
+ * nothing). A large folio's pages are mapped one at a time, as the
+ * kernel's walk maps them.
  */
 static void np_pt_map_one(struct vm_area_struct *vma, unsigned long addr,
 			  pte_t *ptep, unsigned long old_pfn,
-			  struct folio *folio)
+			  struct folio *folio, struct page *new)
 {
 	pte_t old_pte = ptep_get(ptep), pte;
-	struct page *new = &folio->page;
-	bool ad = READ_ONCE(*np_ksyms.swap_migration_ad_supported);
-	rmap_t rmap_flags = RMAP_NONE;
+	rmap_t rmap_flags;
 	np_leaf_t entry;
 
 	if (pte_none(old_pte) || pte_present(old_pte))
@@ -297,27 +510,7 @@ static void np_pt_map_one(struct vm_area_struct *vma, unsigned long addr,
 		return;
 
 	folio_get(folio);
-	pte = mk_pte(new, READ_ONCE(vma->vm_page_prot));
-	if (!np_leaf_is_migration_young(ad, entry))
-		pte = pte_mkold(pte);
-	if (folio_test_dirty(folio) && np_leaf_is_migration_dirty(ad, entry))
-		pte = pte_mkdirty(pte);
-	/*
-	 * x86's pte_mkdirty() sets the soft-dirty bit too: clear it for a
-	 * page that was not soft-dirty, as 6.12's and 7.3's
-	 * remove_migration_pte() do (6.1's leaves it set, reporting a clean
-	 * page soft-dirty after a move; migrate_pt.c tests it).
-	 */
-	if (pte_swp_soft_dirty(old_pte))
-		pte = pte_mksoft_dirty(pte);
-	else
-		pte = pte_clear_soft_dirty(pte);
-	if (np_leaf_is_migration_write(entry))
-		pte = np_maybe_mkwrite(pte, vma);
-	else if (np_pte_swp_uffd(old_pte))
-		pte = np_pte_mkuffd(pte);
-	if (!np_leaf_is_migration_read(entry))
-		rmap_flags |= RMAP_EXCLUSIVE;
+	pte = np_pt_entry_pte(vma, old_pte, folio, new, &rmap_flags);
 	np_rmap_add_anon_pte(np_ksyms.rmap_add_anon, folio, new, vma, addr,
 			     rmap_flags);
 	set_pte_at(vma->vm_mm, addr, ptep, pte);
@@ -326,16 +519,32 @@ static void np_pt_map_one(struct vm_area_struct *vma, unsigned long addr,
 }
 
 /*
- * Move mapping and flags from each unmapped page to its filled
+ * The entries entry @j stands for: itself and a large folio's tails after
+ * it (NP_PFN_TAIL).
+ */
+static unsigned long np_pt_nr(const struct migrate_vma *args, unsigned long j)
+{
+	unsigned long k = j + 1;
+
+	while (k < args->npages && (args->src[k] & NP_PFN_TAIL))
+		k++;
+	return k - j;
+}
+
+/*
+ * Move mapping and flags from each unmapped folio to its filled
  * destination (args->dst), as __migrate_folio() does after the copy; a
- * failure drops the destination (args->dst[j] = 0).
+ * failure drops the destination (args->dst[j] = 0 for all its pages).
+ * folio_migrate_mapping() takes a large folio off the deferred split
+ * queue, frozen, as the kernel's move does.
  */
 static void np_pt_move(struct migrate_vma *args)
 {
 	struct folio *src, *dst;
-	unsigned long j;
+	unsigned long j, nr;
 
-	for (j = 0; j < args->npages; j++) {
+	for (j = 0; j < args->npages; j += nr) {
+		nr = np_pt_nr(args, j);
 		if (!(args->src[j] & MIGRATE_PFN_MIGRATE) || !args->dst[j])
 			continue;
 		src = page_folio(migrate_pfn_to_page(args->src[j]));
@@ -344,26 +553,49 @@ static void np_pt_move(struct migrate_vma *args)
 		if (folio_migrate_mapping(NULL, dst, src, 0)) {
 			folio_unlock(dst);
 			folio_put(dst);
-			args->dst[j] = 0;
+			memset(args->dst + j, 0, nr * sizeof(*args->dst));
 			continue;
 		}
 		folio_migrate_flags(dst, src);
 	}
 }
 
+/*
+ * Done with a large source folio that did not move, mapped again: to the
+ * next engine, the kernel's, as collect would have isolated it for it
+ * (still isolated, with the isolation's reference; migrate_pages() splits
+ * it where it cannot move it whole, as for the syscall). Return: false
+ * when the call has no kernel engine or is being killed.
+ */
+static bool np_pt_to_kernel(struct np_mig *m, struct folio *folio, int target)
+{
+	if (!(m->engines & NUMAPLACE_ENGINE_KERNEL) || target < 0 ||
+	    fatal_signal_pending(current))
+		return false;
+	folio_unlock(folio);
+	list_add_tail(&folio->lru, &m->lists[target]);
+	m->nr_listed[target]++;
+	return true;
+}
+
 /**
  * np_pt_restore - move and remap a range np_pt_unmap() unmapped
+ * @m: the call
  * @args: the range; dst[j]: the filled destination of src[j], or 0
+ * @idx0: chunk index of the range's first page
  *
  * On return every page is mapped again (the new one where it moved, else
- * the old one), off the locks and on the LRU; dst[j] is still set for the
+ * the old one), off the locks and on the LRU, or for a large folio that
+ * did not move, on the kernel engine's list; dst[j] is still set for the
  * pages that moved (0 for the others), for the caller's answers.
  */
-void np_pt_restore(struct migrate_vma *args)
+void np_pt_restore(struct np_mig *m, struct migrate_vma *args,
+		   unsigned int idx0)
 {
 	struct vm_area_struct *vma = args->vma;
 	struct mm_struct *mm = vma->vm_mm;
-	unsigned long addr, next, j;
+	unsigned long addr, next, j, nr;
+	struct page *spage, *dpage;
 	struct folio *src, *dst;
 	spinlock_t *ptl;
 	pte_t *ptep;
@@ -377,17 +609,19 @@ void np_pt_restore(struct migrate_vma *args)
 			j = (addr - args->start) >> PAGE_SHIFT;
 			if (!(args->src[j] & MIGRATE_PFN_MIGRATE))
 				continue;
-			src = page_folio(migrate_pfn_to_page(args->src[j]));
-			dst = args->dst[j] ?
-			      page_folio(migrate_pfn_to_page(args->dst[j])) : src;
-			np_pt_map_one(vma, addr, ptep, folio_pfn(src), dst);
+			spage = migrate_pfn_to_page(args->src[j]);
+			dpage = args->dst[j] ? migrate_pfn_to_page(args->dst[j]) :
+					       spage;
+			np_pt_map_one(vma, addr, ptep, page_to_pfn(spage),
+				      page_folio(dpage), dpage);
 		}
 		if (ptep)
 			spin_unlock(ptl);
 		rcu_read_unlock();
 	}
 	/* The LRU for the batch, off the page table locks. */
-	for (j = 0; j < args->npages; j++) {
+	for (j = 0; j < args->npages; j += nr) {
+		nr = np_pt_nr(args, j);
 		if (!(args->src[j] & MIGRATE_PFN_MIGRATE))
 			continue;
 		src = page_folio(migrate_pfn_to_page(args->src[j]));
@@ -396,6 +630,9 @@ void np_pt_restore(struct migrate_vma *args)
 			folio_unlock(dst);
 			folio_add_lru(dst);
 			folio_put(dst);	/* the allocation's reference */
+		} else if (folio_test_large(src) &&
+			   np_pt_to_kernel(m, src, m->target[idx0 + j])) {
+			continue;
 		}
 		np_pt_src_done(src, !args->dst[j]);
 	}

@@ -129,7 +129,10 @@ struct migrate_vma;
 bool np_engine_pt_available(void);
 bool np_pt_takes_vma(const struct np_mig *m, struct vm_area_struct *vma);
 void np_pt_unmap(struct migrate_vma *args, s32 *target);
-void np_pt_restore(struct migrate_vma *args);
+bool np_pt_takes_large(const struct np_mig *m, struct folio *folio,
+		       struct page *page, unsigned long n, bool pmd);
+void np_pt_restore(struct np_mig *m, struct migrate_vma *args,
+		   unsigned int idx0);
 
 /* module/engine-vma.c */
 bool np_engine_vma_available(void);

@@ -6,22 +6,24 @@
  * more, nor allocates more, than the syscall does for an identical buffer.
  *
  * Fixture "mthp" runs once per engine that moves PTE-mapped large folios
- * (default: the module's choice, through numaplace_migrate_range(), whose
- * kernel engine preallocates destinations; kernel:
- * NUMAPLACE_MIGRATE_ENGINE_KERNEL alone, through the ioctl). Kernels
- * without hugepages-64kB (6.1) skip. Each test enables 64 KiB mTHP (and
- * disables PMD THP, so that only 64 KiB folios back the buffer) for its
- * duration and puts both settings back.
+ * (default: the module's choice, through numaplace_migrate_range(); kernel:
+ * NUMAPLACE_MIGRATE_ENGINE_KERNEL alone, through the ioctl, whose
+ * migrate_pages() is the syscall's; pt: NUMAPLACE_MIGRATE_ENGINE_PT, the
+ * page-table engine, which moves a folio only this process maps whole,
+ * with no rmap walk). Kernels without hugepages-64kB (6.1) skip. Each test
+ * enables 64 KiB mTHP (and disables PMD THP, so that only 64 KiB folios
+ * back the buffer) for its duration and puts both settings back.
  *  - migrate_keeps_64k: the first move, node 0 -> 1, against move_pages(2)
  *    on an identical buffer: statuses, counters, placement, data, folio
  *    sizes (/proc/self/pagemap + /proc/kpageflags) and the
- *    hugepages-64kB/stats/split counter, which must not move.
+ *    hugepages-64kB/stats/split counter, which must not move; where the
+ *    page-table engine runs, it alone moved every folio.
  *  - migrate_again_as_syscall: the second move of the same folios, back to
- *    node 0. The kernel's migrate_pages() splits every one of them here,
- *    for the syscall as for numaplace (Documentation/design.md, "Large
- *    folios"): numaplace must split no more, keep as many whole, place them
- *    the same and allocate no more pages (/proc/vmstat pgalloc_*) than
- *    move_pages(2).
+ *    node 0. The kernel's migrate_pages() splits every one of them here
+ *    (Documentation/design.md, "Large folios"): numaplace must split no
+ *    more, keep as many whole, place them the same and allocate no more
+ *    pages (/proc/vmstat pgalloc_*) than move_pages(2); the page-table
+ *    engine splits none and keeps every one whole.
  */
 #include <linux/mempolicy.h>
 #include <sys/mman.h>
@@ -61,6 +63,19 @@ FIXTURE(mthp)
 NP_ENGINE_FIXTURE_VARIANT(mthp);
 NP_ENGINE_VARIANT(mthp, default);
 NP_ENGINE_VARIANT(mthp, kernel);
+NP_ENGINE_VARIANT(mthp, pt);
+
+/*
+ * Does the page-table engine move this variant's folios? Forced, or the
+ * default where INFO has it (6.12, 7.3; not where IBT seals it).
+ */
+static bool np_mthp_pt(const FIXTURE_DATA(mthp) *self,
+		       const FIXTURE_VARIANT(mthp) *variant)
+{
+	return variant->flags == NUMAPLACE_MIGRATE_ENGINE_PT ||
+	       (!variant->flags &&
+		(self->info.features & NUMAPLACE_FEAT_MIGRATE_PT));
+}
 
 FIXTURE_SETUP(mthp)
 {
@@ -302,6 +317,9 @@ TEST_F(mthp, migrate_keeps_64k)
 	EXPECT_EQ(0, split_np);
 	/* Every 64 KiB folio counted once. */
 	EXPECT_EQ(NP_MTHP_BUF / NP_MTHP_SIZE, m.nr_moved_folios);
+	/* No folio left to the kernel engine (a fallback is a failure here). */
+	if (np_mthp_pt(self, variant))
+		EXPECT_EQ(NUMAPLACE_ENGINE_PT, m.engines);
 	free(st);
 	free(addrs);
 	free(nodes);
@@ -413,8 +431,20 @@ TEST_F(mthp, migrate_again_as_syscall)
 		   np_mthp_not_64k(_metadata, self, self->a, "numaplace, after");
 	whole_sys = NP_MTHP_BUF / NP_MTHP_SIZE -
 		    np_mthp_not_64k(_metadata, self, self->b, "syscall, after");
-	TH_LOG("second move: 64 KiB splits numaplace %ld, move_pages(2) %ld; 64 KiB folios after %zu, %zu; pages allocated %ld, %ld",
-	       split_np, split_sys, whole_np, whole_sys, alloc_np, alloc_sys);
+	TH_LOG("second move: 64 KiB splits numaplace %ld, move_pages(2) %ld; 64 KiB folios after %zu, %zu; pages allocated %ld, %ld; engines %#x",
+	       split_np, split_sys, whole_np, whole_sys, alloc_np, alloc_sys,
+	       m.engines);
+	/*
+	 * The page-table engine removes a folio's rmap in one call: its
+	 * first move never queued one as partly mapped, its second splits
+	 * none and allocates a destination per folio, as the first.
+	 */
+	if (np_mthp_pt(self, variant)) {
+		EXPECT_EQ(NUMAPLACE_ENGINE_PT, m.engines);
+		EXPECT_EQ(0, split_np);
+		EXPECT_EQ(NP_MTHP_BUF / NP_MTHP_SIZE, whole_np);
+		EXPECT_EQ(NP_MTHP_BUF / NP_MTHP_SIZE, m.nr_moved_folios);
+	}
 	/*
 	 * The kernel's own outcome varies: 7.3 runs of this test saw the
 	 * syscall keep 256 of the 512 folios whole (allocating 12288 pages)

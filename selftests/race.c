@@ -142,6 +142,7 @@ static void np_rc_run(struct __test_metadata *_metadata,
 	struct np_rc *x = self->x;
 	__s32 *st = calloc(NP_RC_PAGES + 1, sizeof(*st));
 	long rounds = 0, moved = 0, odd = 0, t0;
+	__u32 engines = 0;	/* NUMAPLACE_ENGINE_* that moved pages */
 	pthread_t wr, dist, dog;
 	int node = 0;
 	char what[64];
@@ -161,7 +162,7 @@ static void np_rc_run(struct __test_metadata *_metadata,
 	for (t0 = np_mono_ms();
 	     np_mono_ms() - t0 < np_rc_ms() || rounds < NP_RC_MIN_ROUNDS;) {
 		struct numaplace_migrate m;
-		__u32 flags = x->eflags | NUMAPLACE_MIGRATE_SPLIT_OK;
+		__u32 flags = np_rc_flags(x);
 		int ret;
 
 		if (atomic_load(&x->move_all))
@@ -181,6 +182,7 @@ static void np_rc_run(struct __test_metadata *_metadata,
 		EXPECT_EQ(0, np_rc_counters(&self->c, what, &m, st, x->n,
 					    x->allowed));
 		moved += m.nr_moved_pages;
+		engines |= m.engines;
 		for (size_t i = 0; i < x->n; i++) {
 			if (st[i] == node || np_rc_status_ok(st[i]))
 				continue;
@@ -214,8 +216,7 @@ static void np_rc_run(struct __test_metadata *_metadata,
 	for (int r = 0; r < 2; r++) {
 		struct numaplace_migrate m;
 
-		ASSERT_EQ(0, np_migrate_node(self->fd, 0,
-					     x->eflags | NUMAPLACE_MIGRATE_SPLIT_OK,
+		ASSERT_EQ(0, np_migrate_node(self->fd, 0, np_rc_flags(x),
 					     (uintptr_t)x->buf, x->n * psz, r,
 					     NULL, &m));
 		moved += m.nr_moved_pages;
@@ -226,6 +227,10 @@ static void np_rc_run(struct __test_metadata *_metadata,
 		EXPECT_EQ(0, odd);
 		EXPECT_LT(0, moved);
 		EXPECT_EQ(0, errors);
+		/* The variant's engine ran, not only the ones it falls to. */
+		if (x->eflags == NUMAPLACE_MIGRATE_ENGINE_PT)
+			EXPECT_TRUE(engines & NUMAPLACE_ENGINE_PT)
+				TH_LOG("engines that moved pages: %#x", engines);
 	}
 	/* 3. Nothing left isolated, the module's references back. */
 	np_rc_settled(_metadata, self);

@@ -107,4 +107,17 @@ int np_rc_status_ok(int st);
 /* NP_RACE_ONLY=TEST and NP_RACE_FLAGS=ENGINE_FLAGS: run just that one. */
 int np_rc_filtered(const char *name, __u32 eflags);
 
+/*
+ * The flags of a race's migrations: the variant's engine, with SPLIT_OK
+ * (the migrate_vma engines may split the THPs the disturbers make), except
+ * for the page-table engine: it takes no VMA in a call with SPLIT_OK
+ * (design.md), which would leave its variant running the batched engine.
+ */
+static inline __u32 np_rc_flags(const struct np_rc *x)
+{
+	if (x->eflags == NUMAPLACE_MIGRATE_ENGINE_PT)
+		return x->eflags;
+	return x->eflags | NUMAPLACE_MIGRATE_SPLIT_OK;
+}
+
 #endif /* NP_RACE_LIB_H */

@@ -399,7 +399,7 @@ void np_rc_migrate2(struct np_rc *x, __u64 *rng)
 		i = 0;
 		k = x->n;
 	}
-	ret = np_migrate_node(x->fd, 0, x->eflags | NUMAPLACE_MIGRATE_SPLIT_OK,
+	ret = np_migrate_node(x->fd, 0, np_rc_flags(x),
 			      (uintptr_t)x->buf + i * psz, k * psz,
 			      np_rc_rand(rng) & 1, NULL, &m);
 	if (ret)
