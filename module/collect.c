@@ -180,6 +180,22 @@ void np_collect_release(struct np_mig *m)
 }
 
 /*
+ * Do chunk indexes [@i, @i + @n) share one target? In a retry pass a
+ * large folio moves as one only then: collapsed from pages a per-page
+ * policy sent to different nodes, it stays (-EBUSY).
+ */
+static bool np_mig_one_target(const struct np_mig *m, unsigned int i,
+			      unsigned int n)
+{
+	unsigned int k;
+
+	for (k = i + 1; k < i + n; k++)
+		if (m->target[k] != m->target[i])
+			return false;
+	return true;
+}
+
+/*
  * One folio of @run, @n of whose pages start at chunk index @i (the first
  * of them @page).
  */
@@ -199,10 +215,12 @@ static void np_collect_folio(struct np_mig *m, const struct np_run *run,
 	 * is all busy (one the page-table engine left, say). One of which it
 	 * sees only part, as a page collapsed into a large folio meanwhile
 	 * (khugepaged, the mmap lock was dropped), stays: moving the folio
-	 * would move pages whose answers are written.
+	 * would move pages whose answers are written. So does one whose
+	 * pages the first pass sent to different nodes.
 	 */
 	if (m->retry && folio_test_large(folio) &&
-	    (page != &folio->page || n != folio_nr_pages(folio))) {
+	    (page != &folio->page || n != folio_nr_pages(folio) ||
+	     !np_mig_one_target(m, i, n))) {
 		np_mig_fail(m, i, n, -EBUSY);
 		return;
 	}

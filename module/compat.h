@@ -260,14 +260,28 @@ typedef int np_isolate_lru_t(struct folio *folio);
  * (Kbuild).
  */
 #ifdef NP_HAVE_FOLIO_PARTIALLY_MAPPED
+/*
+ * Is @folio on the deferred split queue? Unlocked, as migrate_pages_batch()
+ * and migrate_folio_move() read it: only a hint. (6.1 keeps the list in
+ * the third page, and its page-table engine takes no large folio.)
+ */
+static inline bool np_folio_deferred(struct folio *folio)
+{
+	/* Unlocked: the queue's lock is the kernel's (split_queue_lock). */
+	return !data_race(list_empty(&folio->_deferred_list));
+}
+
 static inline bool np_migrate_splits_first(struct folio *folio)
 {
-	return folio_order(folio) > 1 &&
-	       /* Unlocked, as migrate_pages_batch() reads it: only a hint. */
-	       !data_race(list_empty(&folio->_deferred_list)) &&
+	return folio_order(folio) > 1 && np_folio_deferred(folio) &&
 	       folio_test_partially_mapped(folio);
 }
 #else
+static inline bool np_folio_deferred(struct folio *folio)
+{
+	return false;
+}
+
 static inline bool np_migrate_splits_first(struct folio *folio)
 {
 	return false;
@@ -377,15 +391,15 @@ static inline int np_copy_page(struct page *to, struct page *from)
  * Hildenbrand's rmap interface overhaul; the release not checked here)
  * replace page_remove_rmap(page, vma, compound) and
  * page_add_anon_rmap(page, vma, address, flags) of 6.1. Feature test: the
- * new prototype in <linux/rmap.h> (Kbuild). The engine maps one page per
- * call, so both shapes take a single PTE.
+ * new prototype in <linux/rmap.h> (Kbuild). The engine unmaps an order-0
+ * page a call (np_rmap_remove_pte()), a large folio's PTEs in one
+ * (np_rmap_remove_ptes(), 6.12+), and maps back each run of a folio's PTEs
+ * in one call where the kernel has the ranged shape, a page a call on 6.1.
  */
 #ifdef NP_HAVE_FOLIO_RMAP_PTES
 #define NP_RMAP_REMOVE		folio_remove_rmap_ptes
 #define NP_RMAP_ADD_ANON	folio_add_anon_rmap_ptes
 #define np_rmap_remove_pte(fn, folio, page, vma) ((fn)(folio, page, 1, vma))
-#define np_rmap_add_anon_pte(fn, folio, page, vma, addr, flags) \
-	((fn)(folio, page, 1, vma, addr, flags))
 /*
  * The engine moves a PTE-mapped large folio (mTHP) only where the rmap of
  * all its PTEs goes in one call: folio_remove_rmap_ptes(folio, page, nr,
@@ -397,13 +411,19 @@ static inline int np_copy_page(struct page *to, struct page *from)
 #define NP_PT_LARGE		true
 #define np_rmap_remove_ptes(fn, folio, page, nr, vma) \
 	((fn)(folio, page, nr, vma))
+#define np_rmap_add_anon_ptes(fn, folio, page, nr, vma, addr, flags) \
+	((fn)(folio, page, nr, vma, addr, flags))
 #else
 #define NP_PT_LARGE		false
+/* A page a call: @nr is 1 here (order-0 pages only, NP_PT_LARGE). */
+#define np_rmap_add_anon_ptes(fn, folio, page, nr, vma, addr, flags)	\
+	do {								\
+		VM_WARN_ON_ONCE((nr) != 1);				\
+		(fn)(page, vma, addr, flags);				\
+	} while (0)
 #define NP_RMAP_REMOVE		page_remove_rmap
 #define NP_RMAP_ADD_ANON	page_add_anon_rmap
 #define np_rmap_remove_pte(fn, folio, page, vma) ((fn)(page, vma, false))
-#define np_rmap_add_anon_pte(fn, folio, page, vma, addr, flags) \
-	((fn)(page, vma, addr, flags))
 #endif
 
 /*

@@ -198,7 +198,8 @@ static void np_copy_alloc_node(struct np_copy_batch *cb, unsigned int from,
 /*
  * A destination folio of @nr pages on @nid for entry @j and those after it:
  * as alloc_migration_target() allocates for a large folio (its order,
- * GFP_TRANSHUGE without reclaim but direct compaction, the node only). A
+ * GFP_TRANSHUGE: direct reclaim and compaction, no kswapd wakeup; the
+ * node only, as move_pages(2)'s mask). A
  * node without one is not full: the source stays, and the caller hands it
  * to the next engine (np_pt_restore()).
  */
@@ -372,7 +373,8 @@ static int np_copy_entry(struct np_copy_batch *cb, struct np_copy_stats *st,
 				  migrate_pfn_to_page(cb->src[j + k]));
 		if (ret)
 			return ret;
-		if (k && !(k & (NP_COPY_RESCHED - 1)))
+		/* A PMD-sized folio: 512 pages. */
+		if (k && !(k % NP_COPY_RESCHED))
 			cond_resched();
 	}
 	return 0;
@@ -384,9 +386,9 @@ static void np_copy_share(void *ctx, unsigned int share, unsigned int from,
 {
 	struct np_copy_batch *cb = ctx;
 	struct np_copy_stats *st = &cb->shares[share];
+	unsigned int j, nr, since = 0;	/* pages since the last resched */
 	u64 t0 = ktime_get_ns(), t1;
 	struct page *dpage;
-	unsigned int j, nr;
 
 	np_copy_alloc(cb, from, to);
 	t1 = ktime_get_ns();
@@ -404,7 +406,9 @@ static void np_copy_share(void *ctx, unsigned int share, unsigned int from,
 		}
 		if (np_copy_entry(cb, st, j, nr))
 			np_copy_drop(cb, j, nr, dpage);	/* poisoned source */
-		if (!(j & (NP_COPY_RESCHED - 1))) {
+		since += nr;
+		if (since >= NP_COPY_RESCHED) {
+			since = 0;
 			cond_resched();
 			/* The caller's share sees its signals for all. */
 			if (!share && fatal_signal_pending(current))

@@ -169,6 +169,11 @@ static void np_batch_moved(struct np_mig *m, unsigned int idx,
 		np_stat_folio_moved(page_to_nid(migrate_pfn_to_page(src)), to,
 				    ilog2(nr), 1);
 		m->a->nr_moved_folios++;
+#ifdef CONFIG_TRANSPARENT_HUGEPAGE
+		/* As migrate_pages() counts a PMD-sized folio it moved. */
+		if (nr == HPAGE_PMD_NR)
+			count_vm_event(THP_MIGRATION_SUCCESS);
+#endif
 	}
 	/*
 	 * migrate_vma_pages() counts no vmstat event: migrate_pages() would,

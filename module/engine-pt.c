@@ -77,6 +77,20 @@ bool np_pt_takes_vma(const struct np_mig *m, struct vm_area_struct *vma)
 	       !np_vma_shadow_stack(vma);
 }
 
+/*
+ * A large folio's own state the engine can carry over. Not a PMD-sized one
+ * on the deferred split queue: 6.12's underused-THP shrinker queues every
+ * PMD-sized THP at fault and collapse (split_underused_thp), and
+ * migrate_folio_move() requeues the destination of one it moves
+ * (deferred_split_folio(), not exported); ours would drop off the queue.
+ * Those go to the kernel engine.
+ */
+static bool np_pt_large_ok(struct folio *folio)
+{
+	return !folio_test_hugetlb(folio) &&
+	       !(folio_test_pmd_mappable(folio) && np_folio_deferred(folio));
+}
+
 /**
  * np_pt_takes_large - may the engine take this large folio?
  * @m: the call
@@ -96,7 +110,7 @@ bool np_pt_takes_large(const struct np_mig *m, struct folio *folio,
 {
 	return NP_PT_LARGE && !pmd && page == &folio->page &&
 	       n == folio_nr_pages(folio) && folio_mapcount(folio) == n &&
-	       !folio_test_hugetlb(folio) && np_pt_takes_vma(m, m->w.vma);
+	       np_pt_large_ok(folio) && np_pt_takes_vma(m, m->w.vma);
 }
 
 /*
@@ -296,7 +310,7 @@ static unsigned long np_pt_large_nr(struct folio *folio, struct page *page,
 	pte_t pte;
 
 	if (page != &folio->page || nr > (end - addr) >> PAGE_SHIFT ||
-	    folio_mapcount(folio) != nr)
+	    folio_mapcount(folio) != nr || !np_pt_large_ok(folio))
 		return 0;
 	for (k = 1; k < nr; k++) {
 		pte = ptep_get(ptep + k);
@@ -489,33 +503,60 @@ void np_pt_unmap(struct migrate_vma *args, s32 *target)
 }
 
 /*
- * remove_migration_pte() for one PTE: map @new, a page of @folio, where
- * @ptep still holds the migration entry of @old_pfn (else a zap took it
- * meanwhile: nothing to map, as the kernel's rmap walk would find
- * nothing). A large folio's pages are mapped one at a time, as the
- * kernel's walk maps them.
+ * Does @pte still hold the migration entry of @old_pfn? Then *@flags: the
+ * rmap flags of the page to map there (RMAP_EXCLUSIVE unless readable).
  */
-static void np_pt_map_one(struct vm_area_struct *vma, unsigned long addr,
-			  pte_t *ptep, unsigned long old_pfn,
-			  struct folio *folio, struct page *new)
+static bool np_pt_ours(pte_t pte, unsigned long old_pfn, rmap_t *flags)
 {
-	pte_t old_pte = ptep_get(ptep), pte;
-	rmap_t rmap_flags;
 	np_leaf_t entry;
 
-	if (pte_none(old_pte) || pte_present(old_pte))
-		return;
-	entry = np_leaf_from_pte(old_pte);
+	if (pte_none(pte) || pte_present(pte))
+		return false;
+	entry = np_leaf_from_pte(pte);
 	if (!np_leaf_is_migration(entry) || np_leaf_pfn(entry) != old_pfn)
-		return;
+		return false;
+	*flags = np_leaf_is_migration_read(entry) ? RMAP_NONE : RMAP_EXCLUSIVE;
+	return true;
+}
 
-	folio_get(folio);
-	pte = np_pt_entry_pte(vma, old_pte, folio, new, &rmap_flags);
-	np_rmap_add_anon_pte(np_ksyms.rmap_add_anon, folio, new, vma, addr,
-			     rmap_flags);
-	set_pte_at(vma->vm_mm, addr, ptep, pte);
-	/* No need to invalidate: it was non-present before. */
-	update_mmu_cache(vma, addr, ptep);
+/*
+ * remove_migration_pte() for the @nr PTEs from @ptep of one folio: map the
+ * pages of @folio from @new, in order, where a PTE still holds the
+ * migration entry of the page it had (from @old_pfn; else a zap took it
+ * meanwhile: nothing to map, as the kernel's rmap walk would find
+ * nothing). The kernel's walk adds a page's rmap at a time; here each run
+ * of PTEs with the same exclusivity takes one call (one mapcount and
+ * statistics update for the run).
+ */
+static void np_pt_map(struct vm_area_struct *vma, unsigned long addr,
+		      pte_t *ptep, unsigned long old_pfn, struct folio *folio,
+		      struct page *new, unsigned long nr)
+{
+	unsigned long idx = folio_page_idx(folio, new), k, n, i, a;
+	rmap_t flags, f;
+	pte_t pte;
+
+	for (k = 0; k < nr; k += n) {
+		n = 1;
+		if (!np_pt_ours(ptep_get(ptep + k), old_pfn + k, &flags))
+			continue;
+		while (k + n < nr &&
+		       np_pt_ours(ptep_get(ptep + k + n), old_pfn + k + n, &f) &&
+		       f == flags)
+			n++;
+		folio_ref_add(folio, n);
+		np_rmap_add_anon_ptes(np_ksyms.rmap_add_anon, folio,
+				      folio_page(folio, idx + k), n, vma,
+				      addr + (k << PAGE_SHIFT), flags);
+		for (i = k; i < k + n; i++) {
+			a = addr + (i << PAGE_SHIFT);
+			pte = np_pt_entry_pte(vma, ptep_get(ptep + i), folio,
+					      folio_page(folio, idx + i), &f);
+			set_pte_at(vma->vm_mm, a, ptep + i, pte);
+			/* No need to invalidate: it was non-present before. */
+			update_mmu_cache(vma, a, ptep + i);
+		}
+	}
 }
 
 /*
@@ -561,20 +602,28 @@ static void np_pt_move(struct migrate_vma *args)
 }
 
 /*
- * Done with a large source folio that did not move, mapped again: to the
- * next engine, the kernel's, as collect would have isolated it for it
- * (still isolated, with the isolation's reference; migrate_pages() splits
- * it where it cannot move it whole, as for the syscall). Return: false
- * when the call has no kernel engine or is being killed.
+ * Done with a large source folio that did not move, mapped again, whose
+ * @nr pages start at chunk index @idx: to the next engine, the kernel's,
+ * as collect would have isolated it for it (still isolated, with the
+ * isolation's reference; migrate_pages() splits it where it cannot move
+ * it whole, as for the syscall). Its pages are the kernel engine's from
+ * now on: resolve answers them, no busy pass takes them again, and
+ * migrate_pages() counts its own failures. Return: false when the call
+ * has no kernel engine, is being killed, or knows the node is full (its
+ * -ENOMEM is the answer; the kernel would split the folio for nothing).
  */
-static bool np_pt_to_kernel(struct np_mig *m, struct folio *folio, int target)
+static bool np_pt_to_kernel(struct np_mig *m, struct folio *folio,
+			    unsigned int idx, unsigned long nr)
 {
+	int target = m->target[idx];
+
 	if (!(m->engines & NUMAPLACE_ENGINE_KERNEL) || target < 0 ||
-	    fatal_signal_pending(current))
+	    m->node_err[target] || fatal_signal_pending(current))
 		return false;
 	folio_unlock(folio);
 	list_add_tail(&folio->lru, &m->lists[target]);
 	m->nr_listed[target]++;
+	bitmap_clear(m->vma_pending, idx, nr);
 	return true;
 }
 
@@ -605,15 +654,18 @@ void np_pt_restore(struct np_mig *m, struct migrate_vma *args,
 		next = pmd_addr_end(addr, args->end);
 		rcu_read_lock();
 		ptep = np_pt_map_lock(mm, addr, &ptl);
-		for (; ptep && addr < next; addr += PAGE_SIZE, ptep++) {
+		/* A folio's entries are in one table (np_pt_large_nr()). */
+		for (; ptep && addr < next; addr += nr << PAGE_SHIFT, ptep += nr) {
+			nr = 1;
 			j = (addr - args->start) >> PAGE_SHIFT;
 			if (!(args->src[j] & MIGRATE_PFN_MIGRATE))
 				continue;
+			nr = np_pt_nr(args, j);
 			spage = migrate_pfn_to_page(args->src[j]);
 			dpage = args->dst[j] ? migrate_pfn_to_page(args->dst[j]) :
 					       spage;
-			np_pt_map_one(vma, addr, ptep, page_to_pfn(spage),
-				      page_folio(dpage), dpage);
+			np_pt_map(vma, addr, ptep, page_to_pfn(spage),
+				  page_folio(dpage), dpage, nr);
 		}
 		if (ptep)
 			spin_unlock(ptl);
@@ -631,7 +683,7 @@ void np_pt_restore(struct np_mig *m, struct migrate_vma *args,
 			folio_add_lru(dst);
 			folio_put(dst);	/* the allocation's reference */
 		} else if (folio_test_large(src) &&
-			   np_pt_to_kernel(m, src, m->target[idx0 + j])) {
+			   np_pt_to_kernel(m, src, idx0 + j, nr)) {
 			continue;
 		}
 		np_pt_src_done(src, !args->dst[j]);

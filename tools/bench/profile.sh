@@ -8,7 +8,7 @@
 bench=/usr/libexec/numaplace/bench
 ko=/usr/lib/numaplace/numaplace.ko
 engines=${*:-kernel vma batch pt}
-for v in 4k thp 4k-ilv; do
+for v in 4k thp mthp 4k-ilv; do
 	for e in $engines; do
 		rmmod numaplace && insmod "$ko" ${NP_MODPARAMS:-} || exit 1
 		[ -n "${NP_CONFIG:-}" ] && numaplace config $NP_CONFIG >/dev/null
