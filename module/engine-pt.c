@@ -260,6 +260,21 @@ static pte_t np_pt_entry_pte(struct vm_area_struct *vma, pte_t old_pte,
 }
 
 /*
+ * Lock and isolate @folio for its unmap (under the page table's lock: a
+ * trylock), as collect and migrate_pages() would have before
+ * try_to_migrate(). false: busy, left as it was.
+ */
+static bool np_pt_take(struct folio *folio)
+{
+	if (!folio_trylock(folio))
+		return false;
+	if (np_lru_isolate(folio))
+		return true;
+	folio_unlock(folio);
+	return false;
+}
+
+/*
  * try_to_migrate_one() for one PTE of an exclusive order-0 page, without
  * its flush (the caller flushes the table's range once). Return: true
  * when @ptep holds a migration entry for @page, its rmap dropped and the
@@ -273,13 +288,8 @@ static bool np_pt_unmap_one(struct vm_area_struct *vma, unsigned long addr,
 	bool anon_exclusive;
 	pte_t pteval;
 
-	if (!folio_trylock(folio))
+	if (!np_pt_take(folio))
 		return false;
-	if (!np_lru_isolate(folio)) {
-		folio_unlock(folio);
-		return false;
-	}
-
 	anon_exclusive = PageAnonExclusive(page);
 	pteval = ptep_get_and_clear(mm, addr, ptep);
 	/* See folio_try_share_anon_rmap_pte(): PTE cleared first. */
@@ -363,12 +373,8 @@ static bool np_pt_unmap_large(struct vm_area_struct *vma, unsigned long addr,
 	bool anon_exclusive;
 	pte_t pteval;
 
-	if (!folio_trylock(folio))
+	if (!np_pt_take(folio))
 		return false;
-	if (!np_lru_isolate(folio)) {
-		folio_unlock(folio);
-		return false;
-	}
 	for (k = 0; k < nr; k++) {
 		a = addr + k * PAGE_SIZE;
 		page = folio_page(folio, k);

@@ -499,6 +499,15 @@ TEST_F_TIMEOUT(conformance_migrate_pages, migrate_pages03_ksm, 120)
 	if (merged + 1 < CF_KSM_PAGES)
 		SKIP(return, "KSM merged %lu of %d pages in %d ms", merged,
 		     CF_KSM_PAGES, CF_KSM_WAIT_MS);
+	/*
+	 * Merged: stop ksmd, keeping what it merged (run 0). Scanning on,
+	 * it takes references on the KSM page, and a migration that meets
+	 * one fails the page after its passes: 7.3's make check of e067b63
+	 * saw migrate_pages(2) leave all 20 mappings on node 0 in one root
+	 * loop while numaplace moved them, a race of the syscall's with
+	 * ksmd, not a difference.
+	 */
+	ASSERT_EQ(0, np_write_str(cf_ksm[0], "0"));
 	for (int loop = 0; loop < CF_KSM_LOOPS; loop++) {
 		uid_t uid = loop % 2 ? 0 : CF_NOBODY;
 		char what[64];
