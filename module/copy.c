@@ -139,16 +139,10 @@ static_assert(!(NP_PFN_TAIL & (MIGRATE_PFN_VALID | MIGRATE_PFN_MIGRATE |
 static_assert(!(NP_PFN_TAIL & MIGRATE_PFN_COMPOUND));
 #endif
 
-/*
- * The pages entry @j stands for: a large folio's (np_pt_unmap() marked the
- * entries after its first NP_PFN_TAIL), else 1. Not for a tail entry.
- */
+/* The pages entry @j stands for (not for a tail entry). */
 static unsigned int np_copy_nr(const struct np_copy_batch *cb, unsigned int j)
 {
-	if (j + 1 >= cb->nr || !(cb->src[j + 1] & NP_PFN_TAIL))
-		return 1;
-	/* Locked and isolated since unmap: its order is stable. */
-	return folio_nr_pages(page_folio(migrate_pfn_to_page(cb->src[j])));
+	return np_pfn_entries(cb->src, cb->nr, j);
 }
 
 /* Entry @j wants a destination: collected, ours, not there yet. */

@@ -24,6 +24,20 @@
  */
 #define NP_PFN_TAIL		(1UL << 5)
 
+/*
+ * The entries entry @j of @src (@n entries) stands for: itself and the
+ * NP_PFN_TAIL entries after it (a large folio's pages, 1 for the rest).
+ */
+static inline unsigned long np_pfn_entries(const unsigned long *src,
+					   unsigned long n, unsigned long j)
+{
+	unsigned long k = j + 1;
+
+	while (k < n && (src[k] & NP_PFN_TAIL))
+		k++;
+	return k - j;
+}
+
 struct dma_chan;
 struct page;
 

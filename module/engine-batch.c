@@ -205,8 +205,8 @@ static void np_batch_flush(struct np_mig *m)
 		.chan = b->chan,
 	};
 	struct migrate_vma *args;
-	unsigned long j, k;
-	unsigned int s, engine = NUMAPLACE_ENGINE_BATCH;
+	unsigned long j;
+	unsigned int s, nr, engine = NUMAPLACE_ENGINE_BATCH;
 	u64 t0;
 	bool pt;
 
@@ -241,13 +241,11 @@ static void np_batch_flush(struct np_mig *m)
 			if (!args->dst[j] || !(args->src[j] & MIGRATE_PFN_MIGRATE))
 				continue;
 			/* A folio's pages: its first and the tails after it. */
-			for (k = j + 1; k < args->npages &&
-			     (args->src[k] & NP_PFN_TAIL); k++)
-				;
+			nr = args->src[j] & NP_PFN_TAIL ? 0 :
+			     np_pfn_entries(args->src, args->npages, j);
 			np_batch_moved(m, b->seg_idx[s] + j, args->src[j],
 				       args->dst[j], pt ? NUMAPLACE_ENGINE_PT :
-						     NUMAPLACE_ENGINE_BATCH,
-				       args->src[j] & NP_PFN_TAIL ? 0 : k - j);
+						     NUMAPLACE_ENGINE_BATCH, nr);
 		}
 		if (!pt)
 			migrate_vma_finalize(args);

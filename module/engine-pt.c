@@ -496,9 +496,7 @@ void np_pt_unmap(struct migrate_vma *args, s32 *target)
 	 * refuses.
 	 */
 	for (j = 0; j < args->npages; j = k) {
-		for (k = j + 1; k < args->npages &&
-		     (args->src[k] & NP_PFN_TAIL); k++)
-			;
+		k = j + np_pfn_entries(args->src, args->npages, j);
 		if ((args->src[j] & MIGRATE_PFN_MIGRATE) &&
 		    folio_ref_count(page_folio(migrate_pfn_to_page(args->src[j]))) != 1)
 			for (; j < k; j++)
@@ -565,17 +563,10 @@ static void np_pt_map(struct vm_area_struct *vma, unsigned long addr,
 	}
 }
 
-/*
- * The entries entry @j stands for: itself and a large folio's tails after
- * it (NP_PFN_TAIL).
- */
+/* The entries entry @j of @args stands for (copy.h np_pfn_entries()). */
 static unsigned long np_pt_nr(const struct migrate_vma *args, unsigned long j)
 {
-	unsigned long k = j + 1;
-
-	while (k < args->npages && (args->src[k] & NP_PFN_TAIL))
-		k++;
-	return k - j;
+	return np_pfn_entries(args->src, args->npages, j);
 }
 
 /*
