@@ -227,8 +227,14 @@ static void np_rc_run(struct __test_metadata *_metadata,
 		EXPECT_EQ(0, odd);
 		EXPECT_LT(0, moved);
 		EXPECT_EQ(0, errors);
-		/* The variant's engine ran, not only the ones it falls to. */
-		if (x->eflags == NUMAPLACE_MIGRATE_ENGINE_PT)
+		/*
+		 * The variant's engine ran, not only the ones it falls to.
+		 * Not asked of a PMD THP region: a PMD-mapped THP, and on 6.1
+		 * any large folio, is the kernel engine's (design.md), and
+		 * whether a race leaves small folios in it is chance (the
+		 * 6.1 guest of a CI run moved all by the kernel engine).
+		 */
+		if (x->eflags == NUMAPLACE_MIGRATE_ENGINE_PT && thp != 1)
 			EXPECT_TRUE(engines & NUMAPLACE_ENGINE_PT)
 				TH_LOG("engines that moved pages: %#x", engines);
 	}
