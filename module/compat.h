@@ -276,6 +276,7 @@ static inline bool np_migrate_splits_first(struct folio *folio)
 	return folio_order(folio) > 1 && np_folio_deferred(folio) &&
 	       folio_test_partially_mapped(folio);
 }
+#define np_folio_partially_mapped(folio) folio_test_partially_mapped(folio)
 #else
 static inline bool np_folio_deferred(struct folio *folio)
 {
@@ -286,6 +287,7 @@ static inline bool np_migrate_splits_first(struct folio *folio)
 {
 	return false;
 }
+#define np_folio_partially_mapped(folio) false
 #endif
 
 /* mm/internal.h's struct migration_target_control, as each version has it. */
@@ -427,6 +429,36 @@ static inline int np_copy_page(struct page *to, struct page *from)
 #endif
 
 /*
+ * Can the kernel put a migration entry in a PMD (migrate a THP whole)?
+ * Between 6.12 and 7.3 (7.3 has it; the commit is not identified here)
+ * CONFIG_ARCH_ENABLE_THP_MIGRATION became CONFIG_ARCH_HAS_PMD_SOFTLEAVES
+ * (thp_migration_supported() tests the new name); x86-64 selects either.
+ */
+#if defined(CONFIG_ARCH_ENABLE_THP_MIGRATION) || \
+	defined(CONFIG_ARCH_HAS_PMD_SOFTLEAVES)
+#define NP_HAVE_PMD_MIGRATION_ENTRY
+#endif
+
+/*
+ * The page-table engine moves a PMD-mapped THP whole (engine-pt.c) with the
+ * same series' folio_remove_rmap_pmd() and folio_add_anon_rmap_pmd(), where
+ * the kernel moves THPs (NP_HAVE_PMD_MIGRATION_ENTRY) and, as 6.12's
+ * and 7.3's migrate_folio_move() do, requeues the destination of a folio
+ * that was on the deferred split queue (deferred_split_folio(folio,
+ * partially_mapped), v6.12 "mm: introduce a pageflag for partially mapped
+ * folios"; the feature test is that flag, NP_HAVE_FOLIO_PARTIALLY_MAPPED).
+ * 6.1 has neither call: its THPs stay with the kernel engine.
+ */
+#if defined(NP_HAVE_FOLIO_RMAP_PTES) && \
+	defined(NP_HAVE_FOLIO_PARTIALLY_MAPPED) && \
+	defined(NP_HAVE_PMD_MIGRATION_ENTRY)
+#define NP_HAVE_PT_PMD
+#define NP_PT_PMD		true
+#else
+#define NP_PT_PMD		false
+#endif
+
+/*
  * x86's flush_tlb_mm_range() (arch/x86/mm/tlb.c): <asm/tlbflush.h> hides
  * its prototype from modules (#ifndef MODULE), so it is copied here; the
  * same in 6.1.192, 6.12.117 and 7.3.4.
@@ -473,11 +505,19 @@ typedef void np_flush_tlb_mm_range_t(struct mm_struct *mm, unsigned long start,
 #define np_pte_mkuffd(pte)		pte_mkuffd(pte)
 #define np_pte_swp_uffd(pte)		pte_swp_uffd(pte)
 #define np_pte_swp_mkuffd(pte)		pte_swp_mkuffd(pte)
+#define np_pmd_uffd(pmd)		pmd_uffd(pmd)
+#define np_pmd_mkuffd(pmd)		pmd_mkuffd(pmd)
+#define np_pmd_swp_uffd(pmd)		pmd_swp_uffd(pmd)
+#define np_pmd_swp_mkuffd(pmd)		pmd_swp_mkuffd(pmd)
 #else
 #define np_pte_uffd(pte)		pte_uffd_wp(pte)
 #define np_pte_mkuffd(pte)		pte_mkuffd_wp(pte)
 #define np_pte_swp_uffd(pte)		pte_swp_uffd_wp(pte)
 #define np_pte_swp_mkuffd(pte)		pte_swp_mkuffd_wp(pte)
+#define np_pmd_uffd(pmd)		pmd_uffd_wp(pmd)
+#define np_pmd_mkuffd(pmd)		pmd_mkuffd_wp(pmd)
+#define np_pmd_swp_uffd(pmd)		pmd_swp_uffd_wp(pmd)
+#define np_pmd_swp_mkuffd(pmd)		pmd_swp_mkuffd_wp(pmd)
 #endif
 
 /*
@@ -545,6 +585,19 @@ static inline pte_t np_maybe_mkwrite(pte_t pte, struct vm_area_struct *vma)
 #else
 #define np_maybe_mkwrite(pte, vma) maybe_mkwrite(pte, vma)
 #define np_vma_shadow_stack(vma) false
+#endif
+
+#ifdef NP_HAVE_PT_PMD
+/*
+ * remove_migration_pmd()'s pmd_mkwrite(pmd, vma), out of line on x86 since
+ * v6.6 as pte_mkwrite() is (above): for a VMA without VM_SHADOW_STACK it is
+ * pmd_clear_saveddirty(pmd_mkwrite_novma(pmd)), both inline (6.12.117,
+ * 7.3.4 arch/x86/mm/pgtable.c).
+ */
+static inline pmd_t np_pmd_mkwrite(pmd_t pmd)
+{
+	return pmd_clear_saveddirty(pmd_mkwrite_novma(pmd));
+}
 #endif
 
 /*

@@ -78,17 +78,34 @@ bool np_pt_takes_vma(const struct np_mig *m, struct vm_area_struct *vma)
 }
 
 /*
- * A large folio's own state the engine can carry over. Not a PMD-sized one
- * on the deferred split queue: 6.12's underused-THP shrinker queues every
- * PMD-sized THP at fault and collapse (split_underused_thp), and
- * migrate_folio_move() requeues the destination of one it moves
- * (deferred_split_folio(), not exported); ours would drop off the queue.
- * Those go to the kernel engine.
+ * Does the engine move PMD-mapped THPs (compat.h NP_PT_PMD)? Their rmap
+ * calls and deferred_split_folio(), which requeues a destination as
+ * migrate_folio_move() does, resolved and callable.
+ */
+bool np_pt_thp_available(void)
+{
+#ifdef NP_HAVE_PT_PMD
+	return np_ksyms.rmap_remove_pmd && np_ksyms.rmap_add_anon_pmd &&
+	       np_ksyms.deferred_split;
+#else
+	return false;
+#endif
+}
+
+/*
+ * A large folio's own state the engine can carry over. Not hugetlb. Not,
+ * where the engine cannot requeue a destination (np_pt_thp_available()),
+ * a PMD-sized one on the deferred split queue: 6.12's underused-THP
+ * shrinker queues every PMD-sized THP at fault and collapse
+ * (split_underused_thp), and migrate_folio_move() requeues the destination
+ * of one it moves; ours would drop off the queue. Those go to the kernel
+ * engine.
  */
 static bool np_pt_large_ok(struct folio *folio)
 {
 	return !folio_test_hugetlb(folio) &&
-	       !(folio_test_pmd_mappable(folio) && np_folio_deferred(folio));
+	       (np_pt_thp_available() ||
+		!(folio_test_pmd_mappable(folio) && np_folio_deferred(folio)));
 }
 
 /**
@@ -100,27 +117,29 @@ static bool np_pt_large_ok(struct folio *folio)
  * @n: its pages in this run
  * @pmd: the run is a PMD mapping
  *
- * PTE-mapped, whole in the run from its first page, in a VMA the engine
- * takes, and mapped by nothing else: its mapcount is the run's @n PTEs
- * (no other mm, no PMD). Unmap checks it again under the page table's
+ * Whole in the run from its first page, in a VMA the engine takes, and
+ * mapped by nothing else: PTE-mapped, its mapcount the run's @n PTEs (no
+ * other mm, no PMD); or PMD-mapped where the engine moves THPs, its
+ * mapcount that one PMD. Unmap checks it again under the page table's
  * lock. A folio it refuses goes to the kernel engine.
  */
 bool np_pt_takes_large(const struct np_mig *m, struct folio *folio,
 		       struct page *page, unsigned long n, bool pmd)
 {
-	return NP_PT_LARGE && !pmd && page == &folio->page &&
-	       n == folio_nr_pages(folio) && folio_mapcount(folio) == n &&
+	if (pmd ? !np_pt_thp_available() : !NP_PT_LARGE)
+		return false;
+	return page == &folio->page && n == folio_nr_pages(folio) &&
+	       folio_mapcount(folio) == (pmd ? 1 : n) &&
 	       np_pt_large_ok(folio) && np_pt_takes_vma(m, m->w.vma);
 }
 
 /*
- * The PTE table mapping @addr, locked (*@ptlp), or NULL when the PMD
- * there maps none (a hole, a THP leaf or migration entry). Upper levels
- * are kept by the mmap lock; the PTE table as walk.c keeps it (RCU held by
- * the caller, np_pte_table_lock()).
+ * The PMD entry for @addr, or NULL where an upper level maps none; the
+ * caller locks the PTE table it maps (np_pte_table_lock(), RCU held: walk.c
+ * keeps the table so) or the PMD itself (a THP). Upper levels are kept by
+ * the mmap lock.
  */
-static pte_t *np_pt_map_lock(struct mm_struct *mm, unsigned long addr,
-			     spinlock_t **ptlp)
+static pmd_t *np_pt_pmd(struct mm_struct *mm, unsigned long addr)
 {
 	pgd_t *pgd = pgd_offset(mm, addr);
 	p4d_t *p4d;
@@ -135,7 +154,7 @@ static pte_t *np_pt_map_lock(struct mm_struct *mm, unsigned long addr,
 	pud = pud_offset(p4d, addr);
 	if (pud_none(*pud) || pud_leaf(*pud) || pud_bad(*pud))
 		return NULL;
-	return np_pte_table_lock(mm, pmd_offset(pud, addr), addr, ptlp);
+	return pmd_offset(pud, addr);
 }
 
 static void np_pt_flush(struct mm_struct *mm, unsigned long first,
@@ -193,6 +212,28 @@ static void np_pt_src_done(struct folio *folio, bool back)
 }
 
 /*
+ * The migration entry's flags and pfn for @page in place of a present
+ * entry: writable, readable exclusive or readable, with the
+ * young and dirty bits where the kernel's entries keep them.
+ */
+static swp_entry_t np_pt_migration_entry(struct page *page, bool write,
+					 bool anon_exclusive, bool young,
+					 bool dirty)
+{
+	swp_entry_t entry;
+
+	if (write)
+		entry = make_writable_migration_entry(page_to_pfn(page));
+	else if (anon_exclusive)
+		entry = make_readable_exclusive_migration_entry(page_to_pfn(page));
+	else
+		entry = make_readable_migration_entry(page_to_pfn(page));
+	return np_migration_entry_ad(entry,
+				     READ_ONCE(*np_ksyms.swap_migration_ad_supported),
+				     young, dirty);
+}
+
+/*
  * The migration entry for @page in place of @pteval (cleared from @ptep),
  * as try_to_migrate_one() makes it.
  */
@@ -205,14 +246,7 @@ static void np_pt_set_entry(struct mm_struct *mm, unsigned long addr,
 
 	if (pte_dirty(pteval))
 		folio_mark_dirty(page_folio(page));
-	if (pte_write(pteval))
-		entry = make_writable_migration_entry(page_to_pfn(page));
-	else if (anon_exclusive)
-		entry = make_readable_exclusive_migration_entry(page_to_pfn(page));
-	else
-		entry = make_readable_migration_entry(page_to_pfn(page));
-	entry = np_migration_entry_ad(entry,
-				      READ_ONCE(*np_ksyms.swap_migration_ad_supported),
+	entry = np_pt_migration_entry(page, pte_write(pteval), anon_exclusive,
 				      pte_young(pteval), pte_dirty(pteval));
 	swp_pte = swp_entry_to_pte(entry);
 	if (pte_soft_dirty(pteval))
@@ -408,6 +442,176 @@ static bool np_pt_unmap_large(struct vm_area_struct *vma, unsigned long addr,
 }
 #endif
 
+#ifdef NP_HAVE_PT_PMD
+/*
+ * set_pmd_migration_entry() for the THP that @pmdp maps at @addr, whose
+ * whole range is in the call (@target: per page), under the PMD's lock,
+ * with the flush of its range. Taken as np_pt_page() takes a page: an
+ * anonymous THP only this PMD maps (its mapcount 1: no other mm, no PTE),
+ * not poisoned, in the swap cache nor under writeback, not on its target,
+ * every page to that one target. The PMD is invalidated (never none: a
+ * fault meanwhile waits on its lock, not maps a PTE table there) before
+ * the anon-exclusive check, as the kernel does. Return: its first page,
+ * its HPAGE_PMD_NR pages now under one PMD migration entry, the folio's
+ * rmap dropped and the folio locked and isolated with one reference (the
+ * isolation's); or NULL, left as it was.
+ */
+static struct page *np_pt_unmap_pmd(struct vm_area_struct *vma,
+				    unsigned long addr, pmd_t *pmdp,
+				    const s32 *target)
+{
+	struct mm_struct *mm = vma->vm_mm;
+	struct page *page, *ret = NULL;
+	bool anon_exclusive;
+	struct folio *folio;
+	unsigned long k;
+	swp_entry_t entry;
+	pmd_t pmdval, swp;
+	spinlock_t *ptl;
+
+	ptl = pmd_lock(mm, pmdp);
+	pmdval = np_pmdp_get(pmdp);
+	if (!pmd_trans_huge(pmdval) || np_pmd_devmap(pmdval) ||
+	    np_pmd_special(pmdval) || target[0] < 0)
+		goto unlock;
+	page = pmd_page(pmdval);
+	folio = page_folio(page);
+	for (k = 1; k < HPAGE_PMD_NR; k++)
+		if (target[k] != target[0])
+			goto unlock;
+	if (!folio_test_anon(folio) || folio_nr_pages(folio) != HPAGE_PMD_NR ||
+	    folio_test_has_hwpoisoned(folio) || folio_test_swapcache(folio) ||
+	    folio_test_writeback(folio) || folio_mapcount(folio) != 1 ||
+	    !np_pt_large_ok(folio) || folio_nid(folio) == target[0] ||
+	    !np_pt_take(folio))
+		goto unlock;
+	pmdval = pmdp_establish(vma, addr, pmdp, pmd_mkinvalid(pmdval));
+	/* See folio_try_share_anon_rmap_pmd(): PMD invalidated first. */
+	anon_exclusive = PageAnonExclusive(page);
+	if (anon_exclusive && folio_try_share_anon_rmap_pmd(folio, page)) {
+		set_pmd_at(mm, addr, pmdp, pmdval);
+		np_pt_src_done(folio, true);
+		goto unlock;
+	}
+	if (pmd_dirty(pmdval))
+		folio_mark_dirty(folio);
+	entry = np_pt_migration_entry(page, pmd_write(pmdval), anon_exclusive,
+				      pmd_young(pmdval), pmd_dirty(pmdval));
+	swp = swp_entry_to_pmd(entry);
+	if (pmd_soft_dirty(pmdval))
+		swp = pmd_swp_mksoft_dirty(swp);
+	if (np_pmd_uffd(pmdval))
+		swp = np_pmd_swp_mkuffd(swp);
+	set_pmd_at(mm, addr, pmdp, swp);
+	np_ksyms.rmap_remove_pmd(folio, page, vma);
+	folio_put(folio);	/* the mapping's reference */
+	/* No CPU writes the old THP once this returns. */
+	np_ksyms.flush_tlb_mm_range(mm, addr, addr + HPAGE_PMD_SIZE, PMD_SHIFT,
+				    false);
+	ret = page;
+unlock:
+	spin_unlock(ptl);
+	return ret;
+}
+
+/*
+ * remove_migration_pmd() for the PMD at @addr where np_pt_unmap_pmd() left
+ * the migration entry of the THP at @old_pfn: map @folio there (the new
+ * THP, or the old one where a step failed), with its rmap. Return: false
+ * when the PMD now maps a PTE table (a split of the entry meanwhile made
+ * PTE migration entries: the caller maps those as PTEs, as the kernel's
+ * rmap walk would); true when done, or nothing is left to map (a zap).
+ */
+static bool np_pt_map_pmd(struct vm_area_struct *vma, unsigned long addr,
+			  pmd_t *pmdp, unsigned long old_pfn,
+			  struct folio *folio)
+{
+	bool ad = READ_ONCE(*np_ksyms.swap_migration_ad_supported);
+	struct mm_struct *mm = vma->vm_mm;
+	rmap_t flags = RMAP_NONE;
+	np_leaf_t entry;
+	pmd_t pmdval, pmde;
+	spinlock_t *ptl;
+	bool done = true;
+
+	ptl = pmd_lock(mm, pmdp);
+	pmdval = np_pmdp_get(pmdp);
+	if (pmd_none(pmdval) || pmd_present(pmdval)) {
+		/* Zapped, or a table: a THP is never faulted in over an entry. */
+		done = pmd_none(pmdval);
+		goto unlock;
+	}
+	entry = np_leaf_from_pmd(pmdval);
+	if (!np_leaf_is_migration(entry) || np_leaf_pfn(entry) != old_pfn)
+		goto unlock;
+	folio_get(folio);
+	pmde = pmd_mkhuge(pfn_pmd(folio_pfn(folio), READ_ONCE(vma->vm_page_prot)));
+	if (pmd_swp_soft_dirty(pmdval))
+		pmde = pmd_mksoft_dirty(pmde);
+	if (np_leaf_is_migration_write(entry))
+		pmde = np_pmd_mkwrite(pmde);
+	if (np_pmd_swp_uffd(pmdval))
+		pmde = np_pmd_mkuffd(pmde);
+	if (!np_leaf_is_migration_young(ad, entry))
+		pmde = pmd_mkold(pmde);
+	/* As the kernel's: on x86 this sets soft-dirty too. */
+	if (folio_test_dirty(folio) && np_leaf_is_migration_dirty(ad, entry))
+		pmde = pmd_mkdirty(pmde);
+	if (!np_leaf_is_migration_read(entry))
+		flags = RMAP_EXCLUSIVE;
+	np_ksyms.rmap_add_anon_pmd(folio, &folio->page, vma, addr, flags);
+	set_pmd_at(mm, addr, pmdp, pmde);
+	/* No need to invalidate: it was non-present before. */
+	update_mmu_cache_pmd(vma, addr, pmdp);
+unlock:
+	spin_unlock(ptl);
+	return done;
+}
+
+/*
+ * As migrate_folio_move() does after the move: a destination whose source
+ * was on the deferred split queue (folio_migrate_mapping() took the source
+ * off) is queued in its place. @src_deferred, @src_partially: the source's
+ * state before the move.
+ */
+static void np_pt_requeue(struct folio *dst, bool src_deferred,
+			  bool src_partially)
+{
+	if (src_deferred && np_pt_thp_available())
+		np_ksyms.deferred_split(dst, src_partially);
+}
+#else
+static struct page *np_pt_unmap_pmd(struct vm_area_struct *vma,
+				    unsigned long addr, pmd_t *pmdp,
+				    const s32 *target)
+{
+	return NULL;
+}
+
+static bool np_pt_map_pmd(struct vm_area_struct *vma, unsigned long addr,
+			  pmd_t *pmdp, unsigned long old_pfn,
+			  struct folio *folio)
+{
+	return false;
+}
+
+static void np_pt_requeue(struct folio *dst, bool src_deferred,
+			  bool src_partially)
+{
+}
+#endif
+
+/* Entries [@j, @j + @nr) of @args: the pages of one folio from @page. */
+static void np_pt_set_src(struct migrate_vma *args, unsigned long j,
+			  struct page *page, unsigned long nr)
+{
+	unsigned long k;
+
+	for (k = 0; k < nr; k++)
+		args->src[j + k] = migrate_pfn(page_to_pfn(page) + k) |
+				   MIGRATE_PFN_MIGRATE | (k ? NP_PFN_TAIL : 0);
+}
+
 /**
  * np_pt_unmap - unmap the pages of a VMA range the engine takes
  * @args: the range (vma, start, end) and its src array, one entry per page
@@ -429,6 +633,7 @@ void np_pt_unmap(struct migrate_vma *args, s32 *target)
 	struct folio *folio;
 	struct page *page;
 	spinlock_t *ptl;
+	pmd_t *pmdp;
 	pte_t *ptep;
 
 	args->npages = (args->end - args->start) >> PAGE_SHIFT;
@@ -446,7 +651,18 @@ void np_pt_unmap(struct migrate_vma *args, s32 *target)
 	for (addr = args->start; addr < args->end; addr = next) {
 		next = pmd_addr_end(addr, args->end);
 		rcu_read_lock();
-		ptep = np_pt_map_lock(mm, addr, &ptl);
+		pmdp = np_pt_pmd(mm, addr);
+		ptep = NULL;
+		if (pmdp && np_pt_thp_available() &&
+		    next - addr == HPAGE_PMD_SIZE &&
+		    pmd_trans_huge(np_pmdp_get(pmdp))) {
+			j = (addr - args->start) >> PAGE_SHIFT;
+			page = np_pt_unmap_pmd(vma, addr, pmdp, target + j);
+			if (page)
+				np_pt_set_src(args, j, page, HPAGE_PMD_NR);
+		} else if (pmdp) {
+			ptep = np_pte_table_lock(mm, pmdp, addr, &ptl);
+		}
 		if (!ptep) {
 			rcu_read_unlock();
 			continue;
@@ -474,11 +690,7 @@ void np_pt_unmap(struct migrate_vma *args, s32 *target)
 					continue;
 				nr = k;
 			}
-			for (k = 0; k < nr; k++)
-				args->src[j + k] =
-					migrate_pfn(page_to_pfn(page) + k) |
-					MIGRATE_PFN_MIGRATE |
-					(k ? NP_PFN_TAIL : 0);
+			np_pt_set_src(args, j, page, nr);
 			first = min(first, addr);
 			last = addr + ((nr - 1) << PAGE_SHIFT);
 		}
@@ -578,6 +790,7 @@ static unsigned long np_pt_nr(const struct migrate_vma *args, unsigned long j)
  */
 static void np_pt_move(struct migrate_vma *args)
 {
+	bool deferred, partially;
 	struct folio *src, *dst;
 	unsigned long j, nr;
 
@@ -587,6 +800,9 @@ static void np_pt_move(struct migrate_vma *args)
 			continue;
 		src = page_folio(migrate_pfn_to_page(args->src[j]));
 		dst = page_folio(migrate_pfn_to_page(args->dst[j]));
+		/* Read as migrate_folio_move() reads it: order 2 and up. */
+		deferred = folio_order(src) > 1 && np_folio_deferred(src);
+		partially = deferred && np_folio_partially_mapped(src);
 		/* Our one reference (the isolation's) and no other. */
 		if (folio_migrate_mapping(NULL, dst, src, 0)) {
 			folio_unlock(dst);
@@ -595,6 +811,7 @@ static void np_pt_move(struct migrate_vma *args)
 			continue;
 		}
 		folio_migrate_flags(dst, src);
+		np_pt_requeue(dst, deferred, partially);
 	}
 }
 
@@ -644,13 +861,28 @@ void np_pt_restore(struct np_mig *m, struct migrate_vma *args,
 	struct page *spage, *dpage;
 	struct folio *src, *dst;
 	spinlock_t *ptl;
+	pmd_t *pmdp;
 	pte_t *ptep;
 
 	np_pt_move(args);
 	for (addr = args->start; addr < args->end; addr = next) {
 		next = pmd_addr_end(addr, args->end);
 		rcu_read_lock();
-		ptep = np_pt_map_lock(mm, addr, &ptl);
+		pmdp = np_pt_pmd(mm, addr);
+		j = (addr - args->start) >> PAGE_SHIFT;
+		/* A THP np_pt_unmap_pmd() unmapped starts its table's range. */
+		if (pmdp && (args->src[j] & MIGRATE_PFN_MIGRATE) &&
+		    np_pt_nr(args, j) == HPAGE_PMD_NR) {
+			spage = migrate_pfn_to_page(args->src[j]);
+			dpage = args->dst[j] ? migrate_pfn_to_page(args->dst[j]) :
+					       spage;
+			if (np_pt_map_pmd(vma, addr, pmdp, page_to_pfn(spage),
+					  page_folio(dpage))) {
+				rcu_read_unlock();
+				continue;
+			}
+		}
+		ptep = pmdp ? np_pte_table_lock(mm, pmdp, addr, &ptl) : NULL;
 		/* A folio's entries are in one table (np_pt_large_nr()). */
 		for (; ptep && addr < next; addr += nr << PAGE_SHIFT, ptep += nr) {
 			nr = 1;

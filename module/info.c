@@ -24,6 +24,8 @@ u64 np_features(void)
 		features |= NUMAPLACE_FEAT_MIGRATE_BATCH;
 	if (engines & NUMAPLACE_ENGINE_PT)
 		features |= NUMAPLACE_FEAT_MIGRATE_PT;
+	if ((engines & NUMAPLACE_ENGINE_PT) && np_pt_thp_available())
+		features |= NUMAPLACE_FEAT_MIGRATE_PT_THP;
 	if (np_watch_supported())
 		features |= NUMAPLACE_FEAT_WATCH;
 	return features;

@@ -118,6 +118,11 @@ static const struct {
 	NP_KSYM_AS("__mmu_notifier_invalidate_range_start", mmu_range_start, false),
 	NP_KSYM_AS("__mmu_notifier_invalidate_range_end", mmu_range_end, false),
 	NP_KSYM_AS("swap_migration_ad_supported", swap_migration_ad_supported, true),
+#ifdef NP_HAVE_PT_PMD
+	NP_KSYM_AS("folio_remove_rmap_pmd", rmap_remove_pmd, false),
+	NP_KSYM_AS("folio_add_anon_rmap_pmd", rmap_add_anon_pmd, false),
+	NP_KSYM_AS("deferred_split_folio", deferred_split, false),
+#endif
 };
 
 int np_ksyms_init(void)

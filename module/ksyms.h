@@ -8,6 +8,7 @@
 #define _NUMAPLACE_KSYMS_H
 
 #include <linux/cpuset.h>
+#include <linux/huge_mm.h>
 #include <linux/hugetlb.h>
 #include <linux/migrate.h>
 #include <linux/mmu_notifier.h>
@@ -40,6 +41,12 @@ struct np_ksyms {
 	typeof(&__mmu_notifier_invalidate_range_end) mmu_range_end;
 	/* data: the kernel's migration entries keep the A/D bits */
 	bool *swap_migration_ad_supported;
+#ifdef NP_HAVE_PT_PMD
+	/* its PMD-mapped THPs (engine-pt.c) */
+	typeof(&folio_remove_rmap_pmd) rmap_remove_pmd;
+	typeof(&folio_add_anon_rmap_pmd) rmap_add_anon_pmd;
+	typeof(&deferred_split_folio) deferred_split;
+#endif
 };
 
 extern struct np_ksyms np_ksyms;

@@ -104,6 +104,9 @@ unsigned int np_migrate_engines(void);
 unsigned int np_config_engine_bit(u32 engine);
 unsigned int np_fail_errno(unsigned int reason);
 
+/* module/engine-pt.c */
+bool np_pt_thp_available(void);
+
 /* module/watch.c */
 int np_watch(void *arg);
 bool np_watch_supported(void);

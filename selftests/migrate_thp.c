@@ -3,8 +3,9 @@
  * NUMAPLACE_IOC_MIGRATE on large folios, once per engine (fixture
  * "migrate_thp", migrate.c's NP_MIG_FIXTURE()): a PMD THP split with
  * NUMAPLACE_MIGRATE_SPLIT_OK (whole, PTE-mapped), per-page targets inside
- * a THP against move_pages(2), and a COW page shared with another process
- * that must stay mapped there while its range moves back and forth.
+ * a THP against move_pages(2), THPs the page-table engine moves whole,
+ * and a COW page shared with another process that must stay mapped there
+ * while its range moves back and forth.
  */
 #include <grp.h>
 #include <limits.h>
@@ -111,6 +112,82 @@ TEST_F(migrate_thp, thp_split_ok)
 		bad += now[i] != t2;
 	EXPECT_EQ(0, bad) TH_LOG("page 0 on %d", now[0]);
 	EXPECT_EQ(0, np_fill_bad(p, n, 1, &first)) TH_LOG("page %zu", first);
+	free(addrs);
+	free(st);
+	free(now);
+}
+
+/*
+ * Where the page-table engine moves PMD-mapped THPs (INFO
+ * FEAT_MIGRATE_PT_THP: 6.12 and 7.3, not where IBT seals its internals),
+ * the variants that run it (pt, and default where INFO has
+ * FEAT_MIGRATE_PT) move four THPs to node 1 and back with it alone
+ * (`engines` is exactly ENGINE_PT): each stays one PMD-mapped THP, none is
+ * split (thp_split_pmd, thp_split_page), thp_migration_success counts
+ * each, the data is intact and nr_isolated_anon is back to its baseline.
+ * On 6302746 (no PMD path) the engines were ENGINE_KERNEL's.
+ */
+#define NP_THP_PT_NR	4	/* THPs, more than one per page-table range */
+
+TEST_F(migrate_thp, thp_pt_whole)
+{
+	NP_SKIPPED_OR_FILTERED();
+	const size_t n = NP_THP_PT_NR * NP_SEG_PAGES;
+	char *p = np_pmd_map(n * psz, 1);
+	__u64 *addrs = calloc(n, sizeof(*addrs));
+	__s32 *st = calloc(n + 1, sizeof(*st));
+	int *now = calloc(n, sizeof(*now));
+	long iso0, isof0, iso, isof;
+	struct numaplace_migrate m;
+	size_t first = 0;
+	struct np_pre pre;
+
+	ASSERT_NE(NULL, p);
+	ASSERT_TRUE(addrs && st && now);
+	if (self->eflags != NUMAPLACE_MIGRATE_ENGINE_PT &&
+	    (self->eflags || !(self->info.features & NUMAPLACE_FEAT_MIGRATE_PT)))
+		SKIP(return, "this variant does not run the page-table engine");
+	if (!(self->info.features & NUMAPLACE_FEAT_MIGRATE_PT_THP))
+		SKIP(return, "the page-table engine moves no THP here");
+	if (np_thp_on0(p, addrs, n))
+		SKIP(return, "no PMD-mapped THP (THP disabled?)");
+	ASSERT_EQ(0, np_isolated(&iso0, &isof0));
+	for (int r = 0; r < 2; r++) {
+		const int to = !r;
+		long ok = np_vmstat("thp_migration_success");
+		long split_pmd = np_vmstat("thp_split_pmd");
+		long split = np_vmstat("thp_split_page");
+		int bad = 0, whole = 0;
+
+		ASSERT_LE(0, ok);
+		ASSERT_EQ(0, np_migrate_node(self->fd, 0, self->eflags,
+					     (uintptr_t)p, n * psz, to, st, &m));
+		EXPECT_EQ(n, m.done);
+		EXPECT_EQ(NUMAPLACE_ENGINE_PT, m.engines)
+			TH_LOG("round %d: engines %#x", r, m.engines);
+		EXPECT_EQ(NP_THP_PT_NR, m.nr_moved_folios);
+		EXPECT_EQ(n, m.nr_moved_pages);
+		EXPECT_EQ(0, np_check_mig_counters(&self->c, "thp pt", &m, st,
+						   n, 1, self->allowed));
+		ASSERT_EQ(0, np_nodes_of(0, addrs, n, now));
+		for (size_t i = 0; i < n; i++)
+			bad += st[i] != to || now[i] != to;
+		EXPECT_EQ(0, bad) TH_LOG("round %d: page 0: status %d, on %d",
+					 r, st[0], now[0]);
+		for (size_t k = 0; k < NP_THP_PT_NR; k++) {
+			ASSERT_EQ(0, np_pre_read(0, addrs + k * NP_SEG_PAGES, 1,
+						 &pre));
+			whole += !!(pre.pg.what & NPW_PMD);
+		}
+		EXPECT_EQ(NP_THP_PT_NR, whole) TH_LOG("round %d", r);
+		EXPECT_EQ(ok + NP_THP_PT_NR, np_vmstat("thp_migration_success"));
+		EXPECT_EQ(split_pmd, np_vmstat("thp_split_pmd"));
+		EXPECT_EQ(split, np_vmstat("thp_split_page"));
+		EXPECT_EQ(0, np_fill_bad(p, n, 1, &first))
+			TH_LOG("round %d: page %zu", r, first);
+	}
+	EXPECT_EQ(0, np_isolated_settle(iso0, isof0, 2000, &iso, &isof))
+		TH_LOG("nr_isolated_anon %ld, baseline %ld", iso, iso0);
 	free(addrs);
 	free(st);
 	free(now);

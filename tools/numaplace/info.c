@@ -33,6 +33,7 @@ static const struct np_bit_name np_feature_names[] = {
 	{ NUMAPLACE_FEAT_MIGRATE_VMA, "migrate-vma" },
 	{ NUMAPLACE_FEAT_MIGRATE_BATCH, "migrate-batch" },
 	{ NUMAPLACE_FEAT_MIGRATE_PT, "migrate-pt" },
+	{ NUMAPLACE_FEAT_MIGRATE_PT_THP, "migrate-pt-thp" },
 	{ NUMAPLACE_FEAT_PTRACE_EXACT, "ptrace-exact" },
 };
 

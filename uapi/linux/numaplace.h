@@ -47,6 +47,7 @@
 #define NUMAPLACE_FEAT_PTRACE_EXACT	(1ULL << 4) /* exact ptrace check */
 #define NUMAPLACE_FEAT_WATCH		(1ULL << 5) /* NUMAPLACE_IOC_WATCH */
 #define NUMAPLACE_FEAT_MIGRATE_PT	(1ULL << 6) /* page-table engine */
+#define NUMAPLACE_FEAT_MIGRATE_PT_THP	(1ULL << 7) /* ...moves PMD-mapped THPs whole */
 
 enum numaplace_cmd {
 	NUMAPLACE_CMD_INFO = 0,
