@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * numaplace: the page-table engine, for private anonymous folios that
- * only the walked mm maps: order-0 pages, and PTE-mapped large folios
- * (mTHP) where the kernel removes a folio's rmap in one call (compat.h
- * NP_PT_LARGE). It is the batched engine (engine-batch.c: windows, bulk
- * allocation, copy workers) with its own unmap and restore: for such a
- * folio the PTEs the walk holds under their lock are its only mappings,
- * so the walk is the rmap walk, and there is none to do. A large folio
- * moves whole: one destination of its order, its PTEs unmapped and its
- * rmap removed together (never "partly mapped", so never queued for a
- * deferred split), or stays whole and goes to the kernel engine.
+ * only the walked mm maps: order-0 pages, PTE-mapped large folios (mTHP)
+ * where the kernel removes a folio's rmap in one call (compat.h
+ * NP_PT_LARGE), and PMD-mapped THPs (compat.h NP_PT_PMD). It is the
+ * batched engine (engine-batch.c: windows, bulk allocation, copy workers)
+ * with its own unmap and restore: for such a folio the entries the walk
+ * holds under their lock are its only mappings, so the walk is the rmap
+ * walk, and there is none to do. A large folio moves whole: one
+ * destination of its order, its PTEs (or its PMD) unmapped and its rmap
+ * removed together (never "partly mapped", so never queued for a deferred
+ * split by us; one the kernel queued has its destination queued in its
+ * place), or stays whole and goes to the kernel engine.
  *
  *  - unmap (np_pt_unmap()), per page table of a VMA range, under its lock:
  *    each folio is locked, isolated, and its PTEs replaced by migration
@@ -65,8 +67,8 @@ bool np_engine_pt_available(void)
  * drains the mlock batch per page there), nor one under userfaultfd
  * read-write protection, nor a shadow stack (compat.h np_maybe_mkwrite()):
  * those stay with the migrate_vma path. Nor in a call that lets THPs be
- * split (SPLIT_OK): collect hands those to migrate_vma, which splits them;
- * this engine moves no PMD mapping.
+ * split (SPLIT_OK): collect hands those to migrate_vma, which splits them
+ * (the caller asked for a split this engine never makes).
  */
 bool np_pt_takes_vma(const struct np_mig *m, struct vm_area_struct *vma)
 {
@@ -92,9 +94,19 @@ bool np_pt_thp_available(void)
 #endif
 }
 
+/* Can the engine requeue a destination on the deferred split queue? */
+static bool np_pt_requeues(void)
+{
+#ifdef NP_HAVE_PT_PMD
+	return np_ksyms.deferred_split;
+#else
+	return false;
+#endif
+}
+
 /*
  * A large folio's own state the engine can carry over. Not hugetlb. Not,
- * where the engine cannot requeue a destination (np_pt_thp_available()),
+ * where the engine cannot requeue a destination (np_pt_requeues()),
  * a PMD-sized one on the deferred split queue: 6.12's underused-THP
  * shrinker queues every PMD-sized THP at fault and collapse
  * (split_underused_thp), and migrate_folio_move() requeues the destination
@@ -104,7 +116,7 @@ bool np_pt_thp_available(void)
 static bool np_pt_large_ok(struct folio *folio)
 {
 	return !folio_test_hugetlb(folio) &&
-	       (np_pt_thp_available() ||
+	       (np_pt_requeues() ||
 		!(folio_test_pmd_mappable(folio) && np_folio_deferred(folio)));
 }
 
@@ -537,7 +549,11 @@ static bool np_pt_map_pmd(struct vm_area_struct *vma, unsigned long addr,
 	ptl = pmd_lock(mm, pmdp);
 	pmdval = np_pmdp_get(pmdp);
 	if (pmd_none(pmdval) || pmd_present(pmdval)) {
-		/* Zapped, or a table: a THP is never faulted in over an entry. */
+		/*
+		 * Zapped (nothing to map), or a table (the PTE path maps
+		 * it), or a THP faulted in after a zap (not ours: the PTE
+		 * path finds no table there).
+		 */
 		done = pmd_none(pmdval);
 		goto unlock;
 	}
@@ -577,7 +593,7 @@ unlock:
 static void np_pt_requeue(struct folio *dst, bool src_deferred,
 			  bool src_partially)
 {
-	if (src_deferred && np_pt_thp_available())
+	if (src_deferred && np_pt_requeues())
 		np_ksyms.deferred_split(dst, src_partially);
 }
 #else
@@ -660,6 +676,8 @@ void np_pt_unmap(struct migrate_vma *args, s32 *target)
 			page = np_pt_unmap_pmd(vma, addr, pmdp, target + j);
 			if (page)
 				np_pt_set_src(args, j, page, HPAGE_PMD_NR);
+			else	/* split since: a table (else NULL) */
+				ptep = np_pte_table_lock(mm, pmdp, addr, &ptl);
 		} else if (pmdp) {
 			ptep = np_pte_table_lock(mm, pmdp, addr, &ptl);
 		}
@@ -871,7 +889,8 @@ void np_pt_restore(struct np_mig *m, struct migrate_vma *args,
 		pmdp = np_pt_pmd(mm, addr);
 		j = (addr - args->start) >> PAGE_SHIFT;
 		/* A THP np_pt_unmap_pmd() unmapped starts its table's range. */
-		if (pmdp && (args->src[j] & MIGRATE_PFN_MIGRATE) &&
+		if (pmdp && np_pt_thp_available() &&
+		    (args->src[j] & MIGRATE_PFN_MIGRATE) &&
 		    np_pt_nr(args, j) == HPAGE_PMD_NR) {
 			spage = migrate_pfn_to_page(args->src[j]);
 			dpage = args->dst[j] ? migrate_pfn_to_page(args->dst[j]) :
