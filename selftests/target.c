@@ -510,7 +510,8 @@ TEST_F(target, fd_from_nobody)
  * simulate_ibt=1: on 6.12 the exact ptrace check is gone (as on an
  * IBT-enforcing CPU), so an unprivileged same-uid query of another
  * process is -EPERM; 6.1 has no IBT and keeps it. The page-table engine,
- * all internals, goes the same way: its INFO bit clears and its flag is
+ * all internals, goes the same way: its INFO bits clear (migrate-pt, and
+ * migrate-pt-thp, which 6.12 and 7.3 have without it) and its flag is
  * -EOPNOTSUPP, while the batched engine (exports only) stays. Reloads
  * the module plainly at the end (teardown).
  */
@@ -528,6 +529,9 @@ TEST_F_TIMEOUT(target, simulate_ibt, 60)
 	EXPECT_TRUE(self->exact);
 	ASSERT_EQ(0, np_get_info(self->fd, &info));
 	EXPECT_TRUE(info.features & NUMAPLACE_FEAT_MIGRATE_PT);
+	/* PMD-mapped THPs too where the kernel has the PMD rmap calls. */
+	EXPECT_EQ(!!self->c.new_kernel,
+		  !!(info.features & NUMAPLACE_FEAT_MIGRATE_PT_THP));
 	close(self->fd);
 	self->fd = -1;
 	self->reload = 1;
@@ -547,6 +551,7 @@ TEST_F_TIMEOUT(target, simulate_ibt, 60)
 		EXPECT_TRUE(info.features & NUMAPLACE_FEAT_MIGRATE_PT);
 	}
 	EXPECT_TRUE(info.features & NUMAPLACE_FEAT_MIGRATE_BATCH);
+	EXPECT_FALSE(info.features & NUMAPLACE_FEAT_MIGRATE_PT_THP);
 
 	pid = np_kid(_metadata, self, NP_NOBODY, 1);
 	ASSERT_GT(pid, 0);
