@@ -120,6 +120,20 @@ static bool np_pt_large_ok(struct folio *folio)
 		!(folio_test_pmd_mappable(folio) && np_folio_deferred(folio)));
 }
 
+/*
+ * Does the call give the engine its PMD-mapped THPs? Only when it asks for
+ * this engine (ENGINE_PT) or has no kernel engine: by default the kernel
+ * engine moves them, measured faster (performance.md, "PMD THP through the
+ * page-table engine": 1.30x against 1.18x of move_pages(2) on 6.12,
+ * icount): a THP costs the kernel one rmap walk, and this engine's
+ * per-page arrays more than that.
+ */
+static bool np_pt_thp_chosen(const struct np_mig *m)
+{
+	return (m->a->flags & NUMAPLACE_MIGRATE_ENGINE_PT) ||
+	       !(m->engines & NUMAPLACE_ENGINE_KERNEL);
+}
+
 /**
  * np_pt_takes_large - may the engine take this large folio?
  * @m: the call
@@ -131,14 +145,16 @@ static bool np_pt_large_ok(struct folio *folio)
  *
  * Whole in the run from its first page, in a VMA the engine takes, and
  * mapped by nothing else: PTE-mapped, its mapcount the run's @n PTEs (no
- * other mm, no PMD); or PMD-mapped where the engine moves THPs, its
- * mapcount that one PMD. Unmap checks it again under the page table's
- * lock. A folio it refuses goes to the kernel engine.
+ * other mm, no PMD); or PMD-mapped where the engine moves THPs and the
+ * call gives it them (np_pt_thp_chosen()), its mapcount that one PMD.
+ * Unmap checks it again under the page table's lock. A folio it refuses
+ * goes to the kernel engine.
  */
 bool np_pt_takes_large(const struct np_mig *m, struct folio *folio,
 		       struct page *page, unsigned long n, bool pmd)
 {
-	if (pmd ? !np_pt_thp_available() : !NP_PT_LARGE)
+	if (pmd ? !np_pt_thp_available() || !np_pt_thp_chosen(m) :
+		  !NP_PT_LARGE)
 		return false;
 	return page == &folio->page && n == folio_nr_pages(folio) &&
 	       folio_mapcount(folio) == (pmd ? 1 : n) &&
