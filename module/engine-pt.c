@@ -79,6 +79,16 @@ bool np_pt_takes_vma(const struct np_mig *m, struct vm_area_struct *vma)
 	       !np_vma_shadow_stack(vma);
 }
 
+/* Can the engine requeue a destination on the deferred split queue? */
+static bool np_pt_requeues(void)
+{
+#ifdef NP_HAVE_PT_PMD
+	return np_ksyms.deferred_split;
+#else
+	return false;
+#endif
+}
+
 /*
  * Does the engine move PMD-mapped THPs (compat.h NP_PT_PMD)? Their rmap
  * calls and deferred_split_folio(), which requeues a destination as
@@ -88,17 +98,7 @@ bool np_pt_thp_available(void)
 {
 #ifdef NP_HAVE_PT_PMD
 	return np_ksyms.rmap_remove_pmd && np_ksyms.rmap_add_anon_pmd &&
-	       np_ksyms.deferred_split;
-#else
-	return false;
-#endif
-}
-
-/* Can the engine requeue a destination on the deferred split queue? */
-static bool np_pt_requeues(void)
-{
-#ifdef NP_HAVE_PT_PMD
-	return np_ksyms.deferred_split;
+	       np_pt_requeues();
 #else
 	return false;
 #endif
@@ -194,11 +194,25 @@ static void np_pt_flush(struct mm_struct *mm, unsigned long first,
 }
 
 /*
+ * May the engine move @folio, mapped at @page, to @target? Anonymous, not
+ * hardware-poisoned (the kernel maps a hwpoison entry there instead; for a
+ * large folio, no page of it), not KSM, not in the swap cache or under
+ * writeback, not on @target. Who else maps it, the caller decides.
+ */
+static bool np_pt_folio_ok(struct folio *folio, struct page *page,
+			   int target)
+{
+	return folio_test_anon(folio) && !PageHWPoison(page) &&
+	       !(folio_test_large(folio) && folio_test_has_hwpoisoned(folio)) &&
+	       !folio_test_ksm(folio) && !folio_test_swapcache(folio) &&
+	       !folio_test_writeback(folio) && folio_nid(folio) != target;
+}
+
+/*
  * The page @pte maps, if the engine may move it to @target: a present
- * PTE (PROT_NONE too; not special or devmap) of an anonymous page that
- * only this PTE maps (of a large folio, np_pt_large_nr() decides), not
- * hardware-poisoned (the kernel maps a hwpoison entry there instead), not
- * KSM, not in the swap cache or under writeback, not on @target.
+ * PTE (PROT_NONE too; not special or devmap) of a page np_pt_folio_ok()
+ * takes that only this PTE maps (of a large folio, np_pt_large_nr()
+ * decides).
  */
 static struct page *np_pt_page(pte_t pte, int target)
 {
@@ -215,12 +229,9 @@ static struct page *np_pt_page(pte_t pte, int target)
 		return NULL;
 	page = pfn_to_page(pfn);
 	folio = page_folio(page);
-	if ((folio_test_large(folio) &&
-	     (!NP_PT_LARGE || folio_test_has_hwpoisoned(folio))) ||
-	    !folio_test_anon(folio) || PageHWPoison(page) ||
-	    folio_test_ksm(folio) || folio_test_swapcache(folio) ||
-	    folio_test_writeback(folio) || np_mapped_shared(folio, page) ||
-	    folio_nid(folio) == target)
+	if ((folio_test_large(folio) && !NP_PT_LARGE) ||
+	    !np_pt_folio_ok(folio, page, target) ||
+	    np_mapped_shared(folio, page))
 		return NULL;
 	return page;
 }
@@ -474,10 +485,9 @@ static bool np_pt_unmap_large(struct vm_area_struct *vma, unsigned long addr,
 /*
  * set_pmd_migration_entry() for the THP that @pmdp maps at @addr, whose
  * whole range is in the call (@target: per page), under the PMD's lock,
- * with the flush of its range. Taken as np_pt_page() takes a page: an
- * anonymous THP only this PMD maps (its mapcount 1: no other mm, no PTE),
- * not poisoned, in the swap cache nor under writeback, not on its target,
- * every page to that one target. The PMD is invalidated (never none: a
+ * with the flush of its range. Taken as np_pt_page() takes a page
+ * (np_pt_folio_ok()), when only this PMD maps it (its mapcount 1: no other
+ * mm, no PTE) and every page goes to that one target. The PMD is invalidated (never none: a
  * fault meanwhile waits on its lock, not maps a PTE table there) before
  * the anon-exclusive check, as the kernel does. Return: its first page,
  * its HPAGE_PMD_NR pages now under one PMD migration entry, the folio's
@@ -507,10 +517,9 @@ static struct page *np_pt_unmap_pmd(struct vm_area_struct *vma,
 	for (k = 1; k < HPAGE_PMD_NR; k++)
 		if (target[k] != target[0])
 			goto unlock;
-	if (!folio_test_anon(folio) || folio_nr_pages(folio) != HPAGE_PMD_NR ||
-	    folio_test_has_hwpoisoned(folio) || folio_test_swapcache(folio) ||
-	    folio_test_writeback(folio) || folio_mapcount(folio) != 1 ||
-	    !np_pt_large_ok(folio) || folio_nid(folio) == target[0] ||
+	if (folio_nr_pages(folio) != HPAGE_PMD_NR ||
+	    !np_pt_folio_ok(folio, page, target[0]) ||
+	    folio_mapcount(folio) != 1 || !np_pt_large_ok(folio) ||
 	    !np_pt_take(folio))
 		goto unlock;
 	pmdval = pmdp_establish(vma, addr, pmdp, pmd_mkinvalid(pmdval));
@@ -690,13 +699,14 @@ void np_pt_unmap(struct migrate_vma *args, s32 *target)
 		    pmd_trans_huge(np_pmdp_get(pmdp))) {
 			j = (addr - args->start) >> PAGE_SHIFT;
 			page = np_pt_unmap_pmd(vma, addr, pmdp, target + j);
-			if (page)
+			if (page) {
 				np_pt_set_src(args, j, page, HPAGE_PMD_NR);
-			else	/* split since: a table (else NULL) */
-				ptep = np_pte_table_lock(mm, pmdp, addr, &ptl);
-		} else if (pmdp) {
-			ptep = np_pte_table_lock(mm, pmdp, addr, &ptl);
+				pmdp = NULL;
+			}
 		}
+		/* A table, also one a THP was split to since (else NULL). */
+		if (pmdp)
+			ptep = np_pte_table_lock(mm, pmdp, addr, &ptl);
 		if (!ptep) {
 			rcu_read_unlock();
 			continue;
