@@ -23,6 +23,7 @@
 #define NP_PMD		(2UL << 20)
 #define NP_SEG_PAGES	512		/* pages of one 2 MiB layout segment */
 #define NP_HP_PATH	"/sys/devices/system/node/node%d/hugepages/hugepages-2048kB/nr_hugepages"
+#define NP_HP_KB	2048	/* the huge page size NP_HP_PATH counts */
 /* No batch yet (the syscall's NUMA_NO_NODE). */
 #define NP_NO_NODE	(-1)
 /* nr_hugepages of nodes 0 and 1 before a test changed them ("n0 n1"). */
