@@ -30,10 +30,6 @@
 #include "compat.h"
 #include "stats.h"
 
-#define NP_MIGRATE_ENGINE_FLAGS                                          \
-	(NUMAPLACE_MIGRATE_ENGINE_KERNEL | NUMAPLACE_MIGRATE_ENGINE_VMA | \
-	 NUMAPLACE_MIGRATE_ENGINE_BATCH | NUMAPLACE_MIGRATE_ENGINE_PT)
-
 /* The engines this host has. */
 unsigned int np_migrate_engines(void)
 {
@@ -79,7 +75,7 @@ static int np_migrate_pick(const struct numaplace_migrate *a)
 	unsigned int have = np_migrate_engines(), want;
 	u32 engine = READ_ONCE(np_config.engine);
 
-	switch (a->flags & NP_MIGRATE_ENGINE_FLAGS) {
+	switch (a->flags & NUMAPLACE_MIGRATE_ENGINES) {
 	case 0:
 		if (engine == NUMAPLACE_CONFIG_ENGINE_BATCH &&
 		    (have & NUMAPLACE_ENGINE_BATCH))

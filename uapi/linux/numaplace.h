@@ -191,6 +191,11 @@ struct numaplace_query {
 #define NUMAPLACE_MIGRATE_ENGINE_VMA	(1U << 5) /* only the migrate_vma engine */
 #define NUMAPLACE_MIGRATE_ENGINE_BATCH	(1U << 6) /* only the batched engine */
 #define NUMAPLACE_MIGRATE_ENGINE_PT	(1U << 7) /* the page-table engine first */
+/* The flags that choose an engine (at most one per call). */
+#define NUMAPLACE_MIGRATE_ENGINES	(NUMAPLACE_MIGRATE_ENGINE_KERNEL | \
+					 NUMAPLACE_MIGRATE_ENGINE_VMA | \
+					 NUMAPLACE_MIGRATE_ENGINE_BATCH | \
+					 NUMAPLACE_MIGRATE_ENGINE_PT)
 
 /* numaplace_migrate.policy: where each page goes */
 enum numaplace_policy {
