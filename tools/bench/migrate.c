@@ -2,8 +2,9 @@
 /*
  * bench/migrate: how fast do 256 MiB of anonymous memory move from node 0
  * to node 1? move_pages(2) with a node list against numaplace's MIGRATE
- * (the default engine choice and each engine alone) and the
- * numaplace_move_pages() drop-in, on 4 KiB pages, on THPs, on 64 KiB mTHP
+ * (the default engine choice and each engine alone), the library's
+ * numaplace_migrate_range() and the numaplace_move_pages() drop-in (both
+ * may choose the syscall: tools/lib/flush.c), on 4 KiB pages, on THPs, on 64 KiB mTHP
  * (where the kernel has hugepages-64kB: 6.8+) and on 4 KiB pages with
  * per-page interleaved targets (0,1,0,1,...). A memcpy of the same
  * buffer in this process is the reference. --mib N moves N MiB instead.
@@ -110,6 +111,7 @@ enum np_method_id {
 	NP_M_MOVE_PAGES,
 	NP_M_DROPIN,
 	NP_M_MIGRATE,
+	NP_M_RANGE,
 	NP_M_KERNEL,
 	NP_M_VMA,
 	NP_M_BATCH,
@@ -279,6 +281,23 @@ static int np_m_migrate(struct np_bench *b, int m)
 }
 
 /*
+ * numaplace_migrate_range(): MIGRATE's default choice, or move_pages(2)
+ * where the library finds the syscall flushes less (tools/lib/flush.c).
+ * One target: not the interleaved variants.
+ */
+static int np_m_range(struct np_bench *b, int m)
+{
+	return numaplace_migrate_range(0, b->buf, NP_BUF_SIZE, NP_DST_NODE, 0,
+				       &b->last);
+}
+
+/* A method whose counters are MIGRATE's (np_verify() checks them). */
+static int np_counts(int m)
+{
+	return np_methods[m].fn == np_m_migrate || np_methods[m].fn == np_m_range;
+}
+
+/*
  * The batched engine with a given number of copy workers: the knob is
  * module-wide (netlink CONFIG_SET, through the numaplace CLI), set before
  * each run and put back to auto at the end.
@@ -304,6 +323,7 @@ static const struct np_method np_methods[NP_NR_METHODS] = {
 	[NP_M_MOVE_PAGES] = { "move_pages(2), nodes[]", np_m_move_pages, 0, 0, 1 },
 	[NP_M_DROPIN] = { "numaplace_move_pages()", np_m_dropin, 0, ~0ULL, 1 },
 	[NP_M_MIGRATE] = { "numaplace MIGRATE", np_m_migrate, 0, ~0ULL, 1 },
+	[NP_M_RANGE] = { "numaplace_migrate_range()", np_m_range, 0, ~0ULL, 1 },
 	[NP_M_KERNEL] = { "numaplace engine kernel", np_m_migrate,
 			  NUMAPLACE_MIGRATE_ENGINE_KERNEL,
 			  NUMAPLACE_FEAT_MIGRATE_KERNEL, 1 },
@@ -764,7 +784,7 @@ static long np_verify(struct np_bench *b, int m)
 		       np_variants[b->variant].name, what, bad_data);
 	if (m == NP_M_DROPIN && b->have_sys)
 		bad += np_compare_status(b);
-	if (np_methods[m].fn == np_m_migrate &&
+	if (np_counts(m) &&
 	    (r->done != b->nr_pages || r->nr_moved_pages != b->nr_moving ||
 	     r->nr_in_place_pages != b->nr_pages - b->nr_moving ||
 	     r->nr_failed_pages)) {
@@ -773,7 +793,7 @@ static long np_verify(struct np_bench *b, int m)
 		       b->nr_moving, b->nr_pages - b->nr_moving);
 		bad++;
 	}
-	if ((off || bad_data || bad) && np_methods[m].fn == np_m_migrate)
+	if ((off || bad_data || bad) && np_counts(m))
 		np_print_counters(b, m);
 	return off + bad_data + bad;
 }
@@ -789,6 +809,8 @@ static void np_run_one(struct np_bench *b, struct np_result *res, int m,
 		return;
 	/* migrate_vma leaves PTE-mapped large folios: -EBUSY by design. */
 	if (np_variants[b->variant].mthp && m == NP_M_VMA)
+		return;
+	if (np_variants[b->variant].interleave && m == NP_M_RANGE)
 		return;
 	if (np_methods[m].migrates && np_reset(b)) {
 		res->err[m] = EIO;
@@ -817,7 +839,7 @@ static void np_run_one(struct np_bench *b, struct np_result *res, int m,
 		res->err[m] = -ret;
 		printf("bench %s: %s: %s\n", np_variants[b->variant].name,
 		       np_methods[m].name, strerror(-ret));
-		if (np_methods[m].fn == np_m_migrate)
+		if (np_counts(m))
 			np_print_counters(b, m);
 		return;
 	}
@@ -961,7 +983,8 @@ static void np_print_table(const struct np_result *res)
 		if (!np_method_available(m))
 			continue;
 		snprintf(hdr, sizeof(hdr), "%s / move_pages",
-			 np_methods[m].name + (m == NP_M_DROPIN ? 0 :
+			 np_methods[m].name + (m == NP_M_DROPIN ||
+					       m == NP_M_RANGE ? 0 :
 					       strlen("numaplace ")));
 		printf("%-32s", hdr);
 		for (v = 0; v < NP_NR_VARIANTS; v++) {

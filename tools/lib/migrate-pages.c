@@ -277,8 +277,12 @@ NP_EXPORT long numaplace_migrate_pages(int pid, unsigned long maxnode,
 	unsigned int flags = 0;
 	long ret, sum = 0;
 
-	/* The module cannot move pages here, or masks are not __u64 words. */
-	if (sizeof(unsigned long) != sizeof(__u64) || !np_mp_features(&info)) {
+	/*
+	 * The module cannot move pages here, or not with as few TLB flushes,
+	 * or masks are not __u64 words.
+	 */
+	if (sizeof(unsigned long) != sizeof(__u64) || !np_mp_features(&info) ||
+	    np_syscall_flushes_less(pid, info.features)) {
 		errno = saved_errno;
 		return np_sys_migrate_pages(pid, maxnode, old_nodes, new_nodes);
 	}

@@ -119,6 +119,10 @@ void numaplace_migrate_add(struct numaplace_migrate *to,
 /*
  * Move [start, start + len) of process @pid (0 = caller) to @node (flags:
  * NUMAPLACE_MIGRATE_*). @out, if not NULL, gets the counters. 0 or -errno.
+ * Without an engine flag, where the module's engines would flush the TLB
+ * once per page of an mm live on other CPUs, the pages go through
+ * move_pages(2) with MIGRATE's counters (Documentation/abi.md, "Where
+ * libnumaplace calls the syscall instead").
  */
 int numaplace_migrate_range(int pid, const void *start, size_t len, int node,
 			    unsigned int flags, struct numaplace_migrate *out);

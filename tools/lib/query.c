@@ -59,6 +59,11 @@ static __u64 np_migrate_feature_mask(void)
 	return np_migrate_features;
 }
 
+__u64 np_lib_migrate_features(void)
+{
+	return np_migrate_feature_mask();
+}
+
 static long np_sys_move_pages(int pid, unsigned long count, void **pages,
 			      const int *nodes, int *status, int flags)
 {
@@ -161,7 +166,8 @@ static long np_move_pages_move(int pid, unsigned long count, void **pages,
 	int saved_errno = errno, err, fd;
 	long ret;
 
-	if (np_move_pages_direct(count, pages, status, np_migrate_feature_mask))
+	if (np_move_pages_direct(count, pages, status, np_migrate_feature_mask) ||
+	    np_syscall_flushes_less(pid, np_migrate_feature_mask()))
 		return np_sys_move_pages(pid, count, pages, nodes, status,
 					 flags);
 	ret = np_move_pages_precheck(pid, flags);
