@@ -151,7 +151,8 @@ static long df_pmd_pages(char *p, size_t n)
 static int df_range(char *p, size_t n, size_t hole, int thp)
 {
 	const size_t len = (n + hole) * psz;
-	__u64 folios = thp ? n / 512 : n;
+	__u64 folios = thp ? n / 512 : n, addrs[NP_DF_PAGES / 2];
+	int nodes[NP_DF_PAGES / 2], st[NP_DF_PAGES / 2];
 	struct numaplace_migrate m;
 	int ret;
 
@@ -165,7 +166,20 @@ static int df_range(char *p, size_t n, size_t hole, int thp)
 	/* Again: every page is in place now. */
 	if (numaplace_migrate_range(0, p, len, 1, 0, &m))
 		return 24;
-	return df_counts(&m, n + hole, 0, 0, n, hole, 25);
+	ret = df_counts(&m, n + hole, 0, 0, n, hole, 25);
+	if (ret || thp)
+		return ret;
+	/* Every other page back on node 0: runs of one page, in one chunk. */
+	for (size_t i = 0; i < n / 2; i++) {
+		addrs[i] = (uintptr_t)p + 2 * i * psz;
+		nodes[i] = 0;
+	}
+	if (np_sys_move_pages(0, n / 2, addrs, nodes, st, MPOL_MF_MOVE))
+		return 26;
+	if (numaplace_migrate_range(0, p, len, 1, 0, &m))
+		return 27;
+	ret = df_counts(&m, n + hole, n / 2, n / 2, n / 2, hole, 28);
+	return ret ?: df_all_on(0, p, n, 1) ? 29 : 0;
 }
 
 /*

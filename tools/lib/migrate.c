@@ -27,18 +27,6 @@ NP_EXPORT void numaplace_migrate_add(struct numaplace_migrate *to,
 	to->engines |= from->engines;
 }
 
-/* Zero what a call writes back: done, the counters, the engines. */
-static void np_migrate_outputs_clear(struct numaplace_migrate *m)
-{
-	m->done = 0;
-	m->nr_moved_pages = 0;
-	m->nr_moved_folios = 0;
-	m->nr_in_place_pages = 0;
-	m->nr_failed_pages = 0;
-	memset(m->nr_failed, 0, sizeof(m->nr_failed));
-	m->engines = 0;
-}
-
 /*
  * Step @m past the @done pages or addresses a call handled: the arrays
  * advance by as many entries, a range by as many pages.
@@ -133,10 +121,10 @@ NP_EXPORT int numaplace_migrate_range(int pid, const void *start, size_t len,
 	if (!(flags & NUMAPLACE_MIGRATE_ENGINES) &&
 	    np_syscall_flushes_less(pid, np_lib_migrate_features())) {
 		m.size = sizeof(m);
+		/* 1: nothing done, nothing counted; MIGRATE answers. */
 		ret = np_migrate_range_syscall(&m);
 		if (ret <= 0)
 			goto out;
-		np_migrate_outputs_clear(&m);
 	}
 	ret = numaplace_migrate(&m);
 out:
