@@ -13,7 +13,7 @@
  *    either way (moved pages and folios, in place, -EFAULT past the end
  *    of a mapping), of 4 KiB pages and of PMD-mapped THPs (one folio
  *    each, where the syscall answers -EBUSY for all but one page of a
- *    THP given page by page).
+ *    THP given page by page); to a node MIGRATE refuses, its answer.
  * Every page is checked on its target after each call. The lib calls run
  * in children, so that no descriptor of the device outlives them and the
  * teardown can load the module plainly again.
@@ -71,6 +71,7 @@ enum df_how {
 	DF_OTHER,		/* move_pages drop-in, another process's pages */
 	DF_RANGE_THREADS,	/* numaplace_migrate_range(), a second thread */
 	DF_RANGE_THP,		/* the same, of two PMD-mapped THPs */
+	DF_RANGE_REFUSED,	/* the same, to nodes MIGRATE refuses */
 };
 
 /* DF_RANGE_THREADS: pages past the buffer, unmapped: -EFAULT. */
@@ -183,6 +184,36 @@ static int df_range(char *p, size_t n, size_t hole, int thp)
 }
 
 /*
+ * numaplace_migrate_range() of the @len bytes at @p to targets MIGRATE
+ * refuses (no such node, one beyond the map, node 2: the guest's node
+ * without memory): the call's answer is MIGRATE's. 0, or which differed.
+ */
+static int df_refused(char *p, size_t len)
+{
+	struct numaplace_migrate m;
+
+	for (int k = 0; k < 3; k++) {
+		static const int bad[] = { -1, NUMAPLACE_MAX_NODES, 2 };
+		struct numaplace_migrate r;
+		int lib, mod;
+
+		memset(&r, 0, sizeof(r));
+		r.policy = NUMAPLACE_POLICY_NODE;
+		r.start = (uintptr_t)p;
+		r.len = len;
+		r.node = bad[k];
+		mod = numaplace_migrate(&r);
+		lib = numaplace_migrate_range(0, p, len, bad[k], 0, &m);
+		if (!mod || lib != mod || m.done != r.done) {
+			fprintf(stderr, "# node %d: numaplace_migrate_range %d, MIGRATE %d\n",
+				bad[k], lib, mod);
+			return 30 + k;
+		}
+	}
+	return 0;
+}
+
+/*
  * The child: pages on node 0, then to node 1 by the drop-in @how. Exit
  * status 0 when the call succeeded and every page is on node 1.
  */
@@ -242,6 +273,8 @@ static int df_child(enum df_how how)
 	}
 	if (how == DF_RANGE_THREADS || how == DF_RANGE_THP)
 		return df_range(p, n, hole, how == DF_RANGE_THP);
+	if (how == DF_RANGE_REFUSED)
+		return df_refused(p, n * psz);
 	if (how == DF_MIGRATE_THREADS)
 		ret = numaplace_migrate_pages(0, 64, &from, &to);
 	else
@@ -326,6 +359,7 @@ TEST_F_TIMEOUT(dropin_flush, choice, NP_GN_TIMEOUT)
 		[DF_OTHER] = "move_pages, another process",
 		[DF_RANGE_THREADS] = "numaplace_migrate_range, two threads",
 		[DF_RANGE_THP] = "numaplace_migrate_range of THPs, two threads",
+		[DF_RANGE_REFUSED] = "numaplace_migrate_range, refused nodes",
 	};
 	int syscall_wins;
 	__u64 calls;
@@ -337,8 +371,10 @@ TEST_F_TIMEOUT(dropin_flush, choice, NP_GN_TIMEOUT)
 		TH_LOG("features %#llx", (unsigned long long)self->features);
 	ASSERT_TRUE(self->features & NUMAPLACE_FEAT_MIGRATE_BATCH);
 
-	for (int how = DF_SELF; how <= DF_RANGE_THP; how++) {
-		int want_module = how == DF_SELF || !syscall_wins;
+	for (int how = DF_SELF; how <= DF_RANGE_REFUSED; how++) {
+		/* Refused targets: MIGRATE's answer, by MIGRATE. */
+		int want_module = how == DF_SELF || how == DF_RANGE_REFUSED ||
+				  !syscall_wins;
 		int ret = df_run(_metadata, &self->nl, how, &calls);
 
 		if (ret == NP_DF_NO_THP) {
