@@ -57,6 +57,8 @@ static int np_genl_stats_fill_global(struct sk_buff *skb, u32 portid, u32 seq)
 		[NP_STAT_BYTES_COPIED] = NUMAPLACE_A_STATS_BYTES_COPIED,
 		[NP_STAT_DMA_PAGES] = NUMAPLACE_A_STATS_DMA_PAGES,
 		[NP_STAT_DMA_FALLBACK] = NUMAPLACE_A_STATS_DMA_FALLBACK,
+		[NP_STAT_MIGRATE_RETRY_PASSES] =
+			NUMAPLACE_A_STATS_MIGRATE_RETRY_PASSES,
 	};
 	struct np_stats_sum sum;
 	struct nlattr *nest;

@@ -23,6 +23,7 @@
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/uaccess.h>
 #include <linux/vmstat.h>
 
@@ -308,19 +309,72 @@ static void np_migrate_parts(struct np_mig *m, const struct np_stretch *st,
 	}
 }
 
+static int np_stretch_cmp(const void *a, const void *b)
+{
+	const struct np_stretch *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/*
+ * Does any page lie in two of a round's @nr stretches? Asked of an
+ * address array that does not ascend, and only once a page is left busy:
+ * a sorted copy of its stretches (at most a round's, m->chunk, charged to
+ * the caller), each compared with the next. Addresses at or above
+ * TASK_SIZE_MAX are left out: never a page to pass over again, and a
+ * stretch there could wrap past the top. Return: true also when the copy
+ * cannot be had (no pass over again is the safe answer).
+ */
+static bool np_stretches_overlap(const struct np_stretch *st, unsigned int nr)
+{
+	struct np_stretch *s;
+	unsigned int i, k;
+	bool overlap = false;
+
+	s = kvmalloc_array(nr, sizeof(*s), GFP_KERNEL_ACCOUNT);
+	if (!s)
+		return true;
+	for (i = 0, k = 0; i < nr; i++)
+		if (st[i].start < TASK_SIZE_MAX)
+			s[k++] = st[i];
+	sort(s, k, sizeof(*s), np_stretch_cmp, NULL);
+	for (i = 1; i < k && !overlap; i++)
+		overlap = s[i - 1].start +
+			  ((unsigned long)s[i - 1].nr_pages << PAGE_SHIFT) >
+			  s[i].start;
+	kvfree(s);
+	return overlap;
+}
+
+/*
+ * Does the round name each page once (m->distinct)? Known from the
+ * start for a range and an ascending array; for any other array, found
+ * out the first time it is asked (np_stretches_overlap()).
+ */
+static bool np_migrate_distinct(struct np_mig *m, const struct np_stretch *st,
+				unsigned int nr)
+{
+	if (!m->distinct_known) {
+		m->distinct = !np_stretches_overlap(st, nr);
+		m->distinct_known = true;
+	}
+	return m->distinct;
+}
+
 /*
  * The pages to pass over again: those a page-table, batched or
  * migrate_vma engine took and left, answered -EBUSY. Not the kernel
  * engine's: migrate_pages() made its passes already, and an isolation
  * that failed is final for the syscall too. Not in a round whose address
- * array may name a page twice (!hold_ok): a later entry may have moved
- * that page to its own target meanwhile, and moving it again for the
- * earlier one would undo it (the syscall leaves a page at the last
- * entry's target). The others these engines left (-ENOMEM) are final:
- * /proc/vmstat's pgmigrate_fail, as migrate_pages() counts its own.
- * Return: any busy to pass over again?
+ * array names a page twice (np_migrate_distinct()): a later entry may
+ * have moved that page to its own target meanwhile, and moving it again
+ * for the earlier one would undo it (the syscall leaves a page at the
+ * last entry's target). The others these engines left (-ENOMEM) are
+ * final: /proc/vmstat's pgmigrate_fail, as migrate_pages() counts its
+ * own. Return: any busy to pass over again?
  */
-static bool np_migrate_busy(struct np_mig *m, unsigned int n)
+static bool np_migrate_busy(struct np_mig *m, const struct np_stretch *st,
+			    unsigned int nr, unsigned int n)
 {
 	unsigned long nr_failed = 0;	/* pages */
 	unsigned int k;
@@ -330,12 +384,17 @@ static bool np_migrate_busy(struct np_mig *m, unsigned int n)
 	for_each_set_bit(k, m->vma_pending, n) {
 		if (!test_bit(k, m->pending) || m->status[k] >= 0)
 			continue;
-		if (m->status[k] == -EBUSY && m->hold_ok) {
+		if (m->status[k] == -EBUSY) {
 			__set_bit(k, m->busy);
 			any = true;
 		} else {
 			nr_failed++;
 		}
+	}
+	if (any && !np_migrate_distinct(m, st, nr)) {
+		nr_failed += bitmap_weight(m->busy, n);
+		bitmap_zero(m->busy, n);
+		any = false;
 	}
 	count_vm_events(PGMIGRATE_FAIL, nr_failed);
 	return any;
@@ -417,7 +476,7 @@ static int np_migrate_round(struct np_mig *m, const struct np_stretch *st,
 	ret = np_migrate_pass(m, st, nr, n);
 	if (ret)
 		return ret;
-	for (pass = 1; np_migrate_busy(m, n); pass++) {
+	for (pass = 1; np_migrate_busy(m, st, nr, n); pass++) {
 		if (pass == NP_MIGRATE_BUSY_PASSES)
 			break;
 		wait = NP_MIGRATE_BUSY_WAIT_US << (pass - 1);
@@ -428,6 +487,7 @@ static int np_migrate_round(struct np_mig *m, const struct np_stretch *st,
 		if (fatal_signal_pending(current))
 			break;
 		m->retry = true;
+		np_stat_add(NP_STAT_MIGRATE_RETRY_PASSES, 1);
 		/* Only a fatal signal stops it: the answers so far stand. */
 		if (np_migrate_pass(m, st, nr, n))
 			break;
@@ -463,6 +523,9 @@ static int np_migrate_array(struct np_mig *m, struct np_stretch *st)
 		nr = np_get_stretches(upages + i, n, st, &m->hold_ok);
 		if (nr < 0)
 			return nr;
+		/* Ascending: each page once. Else found out when it matters. */
+		m->distinct = m->hold_ok;
+		m->distinct_known = m->hold_ok;
 		good = np_migrate_get_nodes(m, i, n, &err);
 		if ((int)good < 0)
 			return good;
@@ -596,6 +659,8 @@ static int np_migrate_run(struct np_mig *m)
 		kvfree(st);
 	} else if (a->len) {
 		m->hold_ok = true;
+		m->distinct = true;
+		m->distinct_known = true;
 		ret = np_migrate_range(m, a->start & PAGE_MASK,
 				       PAGE_ALIGN(a->start + a->len));
 	}

@@ -47,6 +47,10 @@
  * @hold_ok: collect may hold folios this round: range mode, or an address
  *	array whose pages strictly ascend (no page named twice, so none held
  *	is wanted again further on)
+ * @distinct: the round names each page once (np_migrate_distinct()), so
+ *	its busy pages may be passed over again
+ * @distinct_known: @distinct is known (a range, an ascending array, or
+ *	found out this round)
  * @busy: a retry pass's chunk indexes: pages an engine of the
  *	page-table, batched or migrate_vma path left busy in the pass before
  * @retry: this pass goes over @busy only; each page keeps its target
@@ -83,6 +87,8 @@ struct np_mig {
 	struct folio **held;
 	unsigned int nr_held;
 	bool hold_ok;
+	bool distinct;
+	bool distinct_known;
 	unsigned int last_vma_idx;
 	struct vm_area_struct *last_vma_vma;
 	struct np_batch *batch;

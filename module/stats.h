@@ -24,6 +24,7 @@ enum np_stat {
 	NP_STAT_BYTES_COPIED,	/* bytes of pages migrated (copied once each) */
 	NP_STAT_DMA_PAGES,	/* pages a DMA engine copied */
 	NP_STAT_DMA_FALLBACK,	/* pages the CPU copied after a DMA error */
+	NP_STAT_MIGRATE_RETRY_PASSES,	/* passes over busy pages again */
 	NP_STAT_MAX,
 };
 

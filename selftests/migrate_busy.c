@@ -32,6 +32,15 @@
  * On 4683408 the page-table engine made one pass: the pinned page was
  * left, -EBUSY, whenever that pass met the pin (6.1: 3 of 24 rounds by
  * default, 2 with ENGINE_PT; the syscall none).
+ *
+ * pinned_shuffled gives the ioctl an array in a new shuffled order every
+ * round: no page named twice, so the busy pages are passed over again
+ * as for an ascending one. Before that, only an ascending array's were.
+ * held_passes counts those passes (STATS_GET's migrate-retry-passes)
+ * with a page held for the whole call (vmsplice(2) into a pipe): as many
+ * for a shuffled array as for an ascending one, none for an array that
+ * names a page twice, none for the kernel engine (migrate_pages() makes
+ * its own).
  */
 #include <linux/mempolicy.h>
 #include <pthread.h>
@@ -39,6 +48,7 @@
 #include <sys/uio.h>
 
 #include "migrate_lib.h"
+#include "np_genl.h"
 #include "kselftest_harness.h"
 
 /* Pages of each buffer: 1 MiB, so a round is quick and the pin often met. */
@@ -55,6 +65,12 @@
  * several rounds (2 to 3 of 24 seen on 4683408).
  */
 #define NP_BUSY_ROUNDS	32
+/*
+ * pinned_shuffled's: fewer, each test of the file takes a minute or two
+ * per engine under TCG. Without passes over a shuffled array's busy
+ * pages the pinned page was left in 12 of 48 rounds (6.1).
+ */
+#define NP_BUSY_SHUFFLED_ROUNDS	24
 /*
  * Pages the ioctl may leave beyond the syscall: a pin whose holder the
  * host does not run for longer than all the passes together (seen once
@@ -188,18 +204,45 @@ static long np_busy_bad(const struct np_busy *s, int b, size_t *first)
 	return bad;
 }
 
+/* How the ioctl names its buffer's pages in a round. */
+enum np_busy_mode {
+	NP_BUSY_RANGE,		/* range mode */
+	NP_BUSY_ASCENDING,	/* array mode, every page but the hole, ascending */
+	NP_BUSY_SHUFFLED,	/* the same pages, shuffled anew each round */
+};
+
+/* Shuffle @n entries of @a and @page alike (Fisher-Yates, seeded by @seed). */
+static void np_busy_shuffle(__u64 *a, size_t *page, size_t n, unsigned int seed)
+{
+	__u64 x = seed * 0x9e3779b97f4a7c15ULL + 1;
+
+	for (size_t i = n - 1; i > 0; i--) {
+		size_t j, tp;
+		__u64 t;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		j = x % (i + 1);
+		t = a[i], a[i] = a[j], a[j] = t;
+		tp = page[i], page[i] = page[j], page[j] = tp;
+	}
+}
+
 /*
- * One move of the ioctl's buffer to @node: in range mode, or (@array) in
- * array mode, every page but the hole, ascending, at an offset inside
- * each page. Return: pages left behind, or -1 with the reason logged. A
+ * One move of the ioctl's buffer to @node, naming its pages as @mode
+ * says (array modes at an offset inside each page; round @r seeds the
+ * shuffle). Return: pages left behind, or -1 with the reason logged. A
  * page left must be answered -EBUSY (the buffer holds nothing else to
  * refuse), a page moved with @node, the hole -EFAULT in range mode; every
  * entry is counted once.
  */
 static long np_busy_ioctl(struct __test_metadata *_metadata,
 			  FIXTURE_DATA(migrate_busy) *self,
-			  const struct np_busy *s, int node, int array)
+			  const struct np_busy *s, int node,
+			  enum np_busy_mode mode, int r)
 {
+	int array = mode != NP_BUSY_RANGE;
 	__u64 addrs[NP_BUSY_PAGES], n = 0;
 	__s32 st[NP_BUSY_PAGES];
 	size_t page[NP_BUSY_PAGES];
@@ -216,6 +259,8 @@ static long np_busy_ioctl(struct __test_metadata *_metadata,
 		addrs[n] = (uintptr_t)s->buf[0] + i * psz + i % 8 * 8;
 		page[n++] = i;
 	}
+	if (mode == NP_BUSY_SHUFFLED)
+		np_busy_shuffle(addrs, page, n, r);
 	if (array) {
 		m.flags |= NUMAPLACE_MIGRATE_PAGES;
 		m.pages_ptr = (uintptr_t)addrs;
@@ -266,9 +311,21 @@ static long np_busy_syscall(struct __test_metadata *_metadata,
 	return ret < 0 ? -1 : np_busy_left(s, 1, node);
 }
 
-TEST_F_TIMEOUT(migrate_busy, pinned_and_written, 120)
+/* The ioctl's mode in round @r: @mode, or range and ascending by turns. */
+static enum np_busy_mode np_busy_mode_of(int mode, int r)
 {
-	NP_SKIPPED_OR_FILTERED();
+	if (mode >= 0)
+		return mode;
+	return r / 2 % 2 ? NP_BUSY_ASCENDING : NP_BUSY_RANGE;
+}
+
+/*
+ * @rounds rounds of both buffers under the writers and the pinner, the
+ * ioctl's in @mode (-1: range and ascending by turns), and every check.
+ */
+static void np_busy_run(struct __test_metadata *_metadata,
+			FIXTURE_DATA(migrate_busy) *self, int mode, int rounds)
+{
 	struct np_busy s = { 0 };
 	struct np_busy_writer wr[NP_BUSY_WRITERS];
 	pthread_t th[NP_BUSY_WRITERS + 1];
@@ -277,8 +334,6 @@ TEST_F_TIMEOUT(migrate_busy, pinned_and_written, 120)
 	size_t first = 0;
 	int r, b, t;
 
-	if (!np_node_isset(self->info.node_memory, 1))
-		SKIP(return, "needs node 1 with memory");
 	ASSERT_EQ(0, np_isolated(&anon0, &file0));
 	for (b = 0; b < 2; b++) {
 		s.buf[b] = np_pmd_map(NP_BUSY_PAGES * psz, 0);
@@ -297,14 +352,14 @@ TEST_F_TIMEOUT(migrate_busy, pinned_and_written, 120)
 	fail0 = np_vmstat("pgmigrate_fail");
 
 	/* Round r moves both buffers to node (r + 1) % 2: A B, then B A. */
-	for (r = 0; r < NP_BUSY_ROUNDS; r++) {
+	for (r = 0; r < rounds; r++) {
 		int node = (r + 1) % 2;
 
 		for (int k = 0; k < 2; k++) {
 			b = (r % 2) ^ k;	/* 0: the ioctl's buffer */
 			n = b ? np_busy_syscall(_metadata, &s, node) :
 				np_busy_ioctl(_metadata, self, &s, node,
-					      r / 2 % 2);
+					      np_busy_mode_of(mode, r), r);
 			if (n < 0)
 				break;
 			left[b] += n;
@@ -316,11 +371,11 @@ TEST_F_TIMEOUT(migrate_busy, pinned_and_written, 120)
 	for (t = 0; t <= NP_BUSY_WRITERS; t++)
 		pthread_join(th[t], NULL);
 
-	ksft_print_msg("%d rounds, %lu pins, %lu sweeps: pages left: ioctl %ld, move_pages %ld\n",
-		       r, s.nr_pins, s.nr_sweeps, left[0], left[1]);
-	EXPECT_EQ(NP_BUSY_ROUNDS, r);
+	TH_LOG("%d rounds, %lu pins, %lu sweeps: pages left: ioctl %ld, move_pages %ld",
+	       r, s.nr_pins, s.nr_sweeps, left[0], left[1]);
+	EXPECT_EQ(rounds, r);
 	/* The race happened: the reader pinned, the writers wrote, all along. */
-	EXPECT_LT(NP_BUSY_ROUNDS, s.nr_pins);
+	EXPECT_LT(rounds, s.nr_pins);
 	EXPECT_LT(0, s.nr_sweeps);
 	EXPECT_LE(left[0], left[1] + NP_BUSY_SLACK);
 	/* The syscall's pages left count there too: at least the ioctl's. */
@@ -335,6 +390,117 @@ TEST_F_TIMEOUT(migrate_busy, pinned_and_written, 120)
 	ASSERT_EQ(0, np_isolated_settle(anon0, file0, NP_BUSY_SETTLE_MS,
 					&anon, &file));
 	EXPECT_LE(anon, anon0);
+}
+
+TEST_F_TIMEOUT(migrate_busy, pinned_and_written, 120)
+{
+	NP_SKIPPED_OR_FILTERED();
+	if (!np_node_isset(self->info.node_memory, 1))
+		SKIP(return, "needs node 1 with memory");
+	np_busy_run(_metadata, self, -1, NP_BUSY_ROUNDS);
+}
+
+TEST_F_TIMEOUT(migrate_busy, pinned_shuffled, 180)
+{
+	NP_SKIPPED_OR_FILTERED();
+	if (!np_node_isset(self->info.node_memory, 1))
+		SKIP(return, "needs node 1 with memory");
+	np_busy_run(_metadata, self, NP_BUSY_SHUFFLED, NP_BUSY_SHUFFLED_ROUNDS);
+}
+
+/* Pages of held_passes' buffer, and the one vmsplice(2) holds. */
+#define NP_HELD_PAGES	16
+#define NP_HELD_PAGE	3
+
+/*
+ * Move @n entries of @addrs to node 1. Return: the retry passes the call
+ * made (STATS_GET before and after), or -1; *@st of the held page's entry.
+ */
+static long np_held_move(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(migrate_busy) *self, struct np_nl *nl,
+			 const __u64 *addrs, size_t n, size_t held,
+			 __s32 *held_st, __u32 *engines)
+{
+	struct np_gn_stats a, b;
+	struct numaplace_migrate m;
+	__s32 st[NP_HELD_PAGES + 1];
+	int ret;
+
+	np_migrate_init(&m, 0, self->eflags | NUMAPLACE_MIGRATE_PAGES,
+			NUMAPLACE_POLICY_NODE);
+	m.node = 1;
+	m.status_ptr = (uintptr_t)st;
+	m.pages_ptr = (uintptr_t)addrs;
+	m.count = n;
+	if (np_gn_stats(nl, &a))
+		return -1;
+	ret = np_migrate(self->fd, &m);
+	EXPECT_EQ(0, ret);
+	EXPECT_EQ(n, m.done);
+	if (np_gn_stats(nl, &b) || ret)
+		return -1;
+	*held_st = st[held];
+	*engines |= m.engines;
+	return b.migrate_retry_passes - a.migrate_retry_passes;
+}
+
+TEST_F_TIMEOUT(migrate_busy, held_passes, 60)
+{
+	NP_SKIPPED_OR_FILTERED();
+	__u64 addrs[NP_HELD_PAGES + 1];
+	long asc, shuf, twice;
+	__u32 engines = 0;
+	struct np_nl nl;
+	struct iovec iov;
+	__s32 held;
+	int pfd[2];
+	char *p;
+
+	if (!np_node_isset(self->info.node_memory, 1))
+		SKIP(return, "needs node 1 with memory");
+	ASSERT_EQ(0, np_gn_open(&nl));
+	p = np_pmd_map(NP_HELD_PAGES * psz, 0);
+	ASSERT_NE(NULL, p);
+	np_mempolicy(MPOL_BIND, 0);
+	memset(p, 0x5a, NP_HELD_PAGES * psz);
+	np_mempolicy(MPOL_DEFAULT, -1);
+	ASSERT_EQ(0, pipe(pfd));
+	iov.iov_base = p + NP_HELD_PAGE * psz;
+	iov.iov_len = psz;
+	ASSERT_EQ(psz, vmsplice(pfd[1], &iov, 1, 0));
+
+	/* Ascending. */
+	np_range_addrs(addrs, (uintptr_t)p, NP_HELD_PAGES);
+	asc = np_held_move(_metadata, self, &nl, addrs, NP_HELD_PAGES,
+			   NP_HELD_PAGE, &held, &engines);
+	EXPECT_EQ(-EBUSY, held);
+	/* Descending: the same pages, each named once. */
+	for (size_t i = 0; i < NP_HELD_PAGES; i++)
+		addrs[i] = (uintptr_t)p + (NP_HELD_PAGES - 1 - i) * psz;
+	shuf = np_held_move(_metadata, self, &nl, addrs, NP_HELD_PAGES,
+			    NP_HELD_PAGES - 1 - NP_HELD_PAGE, &held, &engines);
+	EXPECT_EQ(-EBUSY, held);
+	/* Page 0 named again at the end: no pass over again. */
+	np_range_addrs(addrs, (uintptr_t)p, NP_HELD_PAGES);
+	addrs[NP_HELD_PAGES] = (uintptr_t)p;
+	twice = np_held_move(_metadata, self, &nl, addrs, NP_HELD_PAGES + 1,
+			     NP_HELD_PAGE, &held, &engines);
+	EXPECT_EQ(-EBUSY, held);
+	TH_LOG("retry passes: ascending %ld, descending %ld, a page twice %ld (engines %#x)",
+	       asc, shuf, twice, engines);
+	ASSERT_LE(0, asc);
+	ASSERT_LE(0, shuf);
+	if (engines & ~NUMAPLACE_ENGINE_KERNEL) {
+		EXPECT_LT(0, asc);
+	} else {
+		EXPECT_EQ(0, asc);
+	}
+	EXPECT_EQ(asc, shuf);
+	EXPECT_EQ(0, twice);
+	close(pfd[0]);
+	close(pfd[1]);
+	munmap(p, NP_HELD_PAGES * psz);
+	np_nl_close(&nl);
 }
 
 NP_HARNESS_MAIN

@@ -115,6 +115,8 @@ static int np_gn_stats_cb(const struct nlmsghdr *nlh, void *data)
 		s->bytes_copied = np_gn_u64(m.tb[NUMAPLACE_A_STATS_BYTES_COPIED]);
 		s->dma_pages = np_gn_u64(m.tb[NUMAPLACE_A_STATS_DMA_PAGES]);
 		s->dma_fallback = np_gn_u64(m.tb[NUMAPLACE_A_STATS_DMA_FALLBACK]);
+		s->migrate_retry_passes =
+			np_gn_u64(m.tb[NUMAPLACE_A_STATS_MIGRATE_RETRY_PASSES]);
 		return MNL_CB_OK;
 	}
 	node = np_gn_u32(m.tb[NUMAPLACE_A_STATS_NODE]);

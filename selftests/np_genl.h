@@ -38,6 +38,7 @@ struct np_gn_stats {
 	__u64 query_calls, query_pages, query_runs, migrate_calls;
 	__u64 bytes_copied;
 	__u64 dma_pages, dma_fallback;
+	__u64 migrate_retry_passes;
 	__u64 fail[NP_GN_ERRNOS];	/* pages by positive errno, 0: other */
 	__u64 phase_ns[NP_GN_ENGINES][NUMAPLACE_PHASE_MAX];
 	struct np_gn_node node[NP_GN_NODES];

@@ -38,6 +38,7 @@ struct np_st {
 	__u64 query_calls, query_pages, query_runs;
 	__u64 migrate_calls, bytes_copied;
 	__u64 dma_pages, dma_fallback;	/* pages */
+	__u64 migrate_retry_passes;	/* passes */
 	struct np_st_fail fail[NP_ST_FAILS];
 	unsigned int nr_fail;
 	__u64 phase_ns[NP_ST_ENGINES][NP_ST_PHASES];

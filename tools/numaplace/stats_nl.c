@@ -34,6 +34,7 @@ static const enum mnl_attr_data_type np_stats_types[NUMAPLACE_A_STATS_MAX + 1] =
 	[NUMAPLACE_A_STATS_BYTES_COPIED] = MNL_TYPE_U64,
 	[NUMAPLACE_A_STATS_DMA_PAGES] = MNL_TYPE_U64,
 	[NUMAPLACE_A_STATS_DMA_FALLBACK] = MNL_TYPE_U64,
+	[NUMAPLACE_A_STATS_MIGRATE_RETRY_PASSES] = MNL_TYPE_U64,
 	[NUMAPLACE_A_STATS_PAGES_IN] = MNL_TYPE_U64,
 	[NUMAPLACE_A_STATS_PAGES_OUT] = MNL_TYPE_U64,
 	[NUMAPLACE_A_STATS_ORDER] = MNL_TYPE_NESTED,
@@ -120,6 +121,8 @@ static void np_st_global(struct np_st *st, const struct np_st_parse *p)
 	st->bytes_copied = np_get_u64(p->tb[NUMAPLACE_A_STATS_BYTES_COPIED]);
 	st->dma_pages = np_get_u64(p->tb[NUMAPLACE_A_STATS_DMA_PAGES]);
 	st->dma_fallback = np_get_u64(p->tb[NUMAPLACE_A_STATS_DMA_FALLBACK]);
+	st->migrate_retry_passes =
+		np_get_u64(p->tb[NUMAPLACE_A_STATS_MIGRATE_RETRY_PASSES]);
 	for (i = 0; i < p->nr_fail; i++) {
 		memset(&n, 0, sizeof(n));
 		mnl_attr_parse_nested(p->fail[i], np_st_nest_cb, &n);

@@ -27,8 +27,8 @@ static const int np_fail_errnos[] = { ENOMEM, EBUSY, EACCES, EFAULT, ENOENT };
 /* Prometheus families, in the order they print. */
 enum {
 	NP_F_QUERY_CALLS, NP_F_QUERY_PAGES, NP_F_QUERY_RUNS, NP_F_MIGRATE_CALLS,
-	NP_F_BYTES, NP_F_DMA, NP_F_DMA_FALLBACK, NP_F_PAGES, NP_F_FOLIOS,
-	NP_F_FAILED, NP_F_PHASE, NP_F_NR
+	NP_F_BYTES, NP_F_DMA, NP_F_DMA_FALLBACK, NP_F_RETRY_PASSES, NP_F_PAGES,
+	NP_F_FOLIOS, NP_F_FAILED, NP_F_PHASE, NP_F_NR
 };
 
 static const struct np_family np_st_fams[NP_F_NR] = {
@@ -46,6 +46,8 @@ static const struct np_family np_st_fams[NP_F_NR] = {
 		       "Pages a DMA engine copied." },
 	[NP_F_DMA_FALLBACK] = { "numaplace_dma_fallback_pages_total",
 				"Pages the CPU copied after a DMA error." },
+	[NP_F_RETRY_PASSES] = { "numaplace_migrate_retry_passes_total",
+				"Passes a migration made again over busy pages." },
 	[NP_F_PAGES] = { "numaplace_migrated_pages_total",
 			 "Base pages migrated onto (in) or off (out) a node." },
 	[NP_F_FOLIOS] = { "numaplace_folios_total",
@@ -78,8 +80,8 @@ static const struct np_section np_st_secs[NP_S_NR] = {
 /* Every counter: its JSON key, text row, section, family and unit. */
 enum {
 	NP_M_QUERY_CALLS, NP_M_QUERY_PAGES, NP_M_QUERY_RUNS, NP_M_MIGRATE_CALLS,
-	NP_M_BYTES, NP_M_DMA, NP_M_DMA_FALLBACK, NP_M_FAILED, NP_M_PHASE,
-	NP_M_PAGES_IN, NP_M_PAGES_OUT, NP_M_FOLIOS_IN, NP_M_FOLIOS_OUT, NP_M_NR
+	NP_M_BYTES, NP_M_DMA, NP_M_DMA_FALLBACK, NP_M_RETRY_PASSES, NP_M_FAILED,
+	NP_M_PHASE, NP_M_PAGES_IN, NP_M_PAGES_OUT, NP_M_FOLIOS_IN, NP_M_FOLIOS_OUT, NP_M_NR
 };
 
 static const struct np_metric np_st_metrics[NP_M_NR] = {
@@ -96,6 +98,8 @@ static const struct np_metric np_st_metrics[NP_M_NR] = {
 	[NP_M_DMA] = { "dma_pages", "DMA pages", NP_S_MAIN, NP_F_DMA },
 	[NP_M_DMA_FALLBACK] = { "dma_fallback", "DMA fallback", NP_S_MAIN,
 				NP_F_DMA_FALLBACK },
+	[NP_M_RETRY_PASSES] = { "migrate_retry_passes", "retry passes",
+				NP_S_MAIN, NP_F_RETRY_PASSES },
 	[NP_M_FAILED] = { NULL, NULL, NP_S_FAIL, NP_F_FAILED },
 	[NP_M_PHASE] = { "ns", NULL, NP_S_PHASE, NP_F_PHASE,
 			 .unit = NP_UNIT_NS },
@@ -288,6 +292,8 @@ void np_st_print(enum np_fmt fmt, const struct np_st *st,
 		   NULL, 0);
 	np_st_emit(&o, NP_M_DMA_FALLBACK, st->dma_fallback,
 		   NP_PV(prev, dma_fallback), NULL, 0);
+	np_st_emit(&o, NP_M_RETRY_PASSES, st->migrate_retry_passes,
+		   NP_PV(prev, migrate_retry_passes), NULL, 0);
 	np_st_emit_fails(&o, st, prev);
 	np_st_emit_phases(&o, st, prev);
 	np_out_arr_open(&o, "nodes", NP_OUT_RATES);
