@@ -331,7 +331,7 @@ static bool np_stretches_overlap(const struct np_stretch *st, unsigned int nr)
 	unsigned int i, k;
 	bool overlap = false;
 
-	s = kvmalloc_array(nr, sizeof(*s), GFP_KERNEL_ACCOUNT);
+	s = kvmalloc_array(nr, sizeof(*s), GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!s)
 		return true;
 	for (i = 0, k = 0; i < nr; i++)
@@ -487,10 +487,10 @@ static int np_migrate_round(struct np_mig *m, const struct np_stretch *st,
 		if (fatal_signal_pending(current))
 			break;
 		m->retry = true;
-		np_stat_add(NP_STAT_MIGRATE_RETRY_PASSES, 1);
 		/* Only a fatal signal stops it: the answers so far stand. */
 		if (np_migrate_pass(m, st, nr, n))
 			break;
+		np_stat_add(NP_STAT_MIGRATE_RETRY_PASSES, 1);
 		cond_resched();
 	}
 	m->retry = false;
