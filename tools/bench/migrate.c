@@ -118,6 +118,8 @@ enum np_method_id {
 	NP_M_BATCH1,
 	NP_M_BATCH2,
 	NP_M_PT,
+	NP_M_PT1,
+	NP_M_PT2,
 	NP_NR_METHODS,
 };
 
@@ -298,9 +300,10 @@ static int np_counts(int m)
 }
 
 /*
- * The batched engine with a given number of copy workers: the knob is
- * module-wide (netlink CONFIG_SET, through the numaplace CLI), set before
- * each run and put back to auto at the end.
+ * The batched or page-table engine (they share the copy, module/copy.c)
+ * with a given number of copy workers: the knob is module-wide (netlink
+ * CONFIG_SET, through the numaplace CLI), set before each run and put
+ * back to auto at the end.
  */
 static int np_set_workers(int n)
 {
@@ -313,7 +316,7 @@ static int np_set_workers(int n)
 
 static int np_m_batch_workers(struct np_bench *b, int m)
 {
-	int ret = np_set_workers(m == NP_M_BATCH1 ? 1 : 2);
+	int ret = np_set_workers(m == NP_M_BATCH1 || m == NP_M_PT1 ? 1 : 2);
 
 	return ret ?: np_m_migrate(b, m);
 }
@@ -341,6 +344,10 @@ static const struct np_method np_methods[NP_NR_METHODS] = {
 			  NUMAPLACE_FEAT_MIGRATE_BATCH, 1 },
 	[NP_M_PT] = { "numaplace engine pt", np_m_migrate,
 		      NUMAPLACE_MIGRATE_ENGINE_PT, NUMAPLACE_FEAT_MIGRATE_PT, 1 },
+	[NP_M_PT1] = { "numaplace pt, 1 worker", np_m_batch_workers,
+		       NUMAPLACE_MIGRATE_ENGINE_PT, NUMAPLACE_FEAT_MIGRATE_PT, 1 },
+	[NP_M_PT2] = { "numaplace pt, 2 workers", np_m_batch_workers,
+		       NUMAPLACE_MIGRATE_ENGINE_PT, NUMAPLACE_FEAT_MIGRATE_PT, 1 },
 };
 
 #define NP_COPY_LIMIT	"/sys/kernel/debug/numaplace/copy_limit"
