@@ -302,8 +302,7 @@ static int np_counts(int m)
 /*
  * The batched or page-table engine (they share the copy, module/copy.c)
  * with a given number of copy workers: the knob is module-wide (netlink
- * CONFIG_SET, through the numaplace CLI), set before each run and put
- * back to auto at the end.
+ * CONFIG_SET, through the numaplace CLI).
  */
 static int np_set_workers(int n)
 {
@@ -314,11 +313,32 @@ static int np_set_workers(int n)
 	return system(cmd) == 0 ? 0 : -EOPNOTSUPP;
 }
 
-static int np_m_batch_workers(struct np_bench *b, int m)
+/* The copy_workers a method runs with: 1 or 2 for its rows, else 0 (auto). */
+static int np_method_workers(int m)
 {
-	int ret = np_set_workers(m == NP_M_BATCH1 || m == NP_M_PT1 ? 1 : 2);
+	if (m == NP_M_BATCH1 || m == NP_M_PT1)
+		return 1;
+	return m == NP_M_BATCH2 || m == NP_M_PT2 ? 2 : 0;
+}
 
-	return ret ?: np_m_migrate(b, m);
+/* The knob as this run last set it; -1: not yet (the module's own). */
+static int np_workers_now = -1;
+
+/*
+ * Set copy_workers for method @m before its timed run: outside the
+ * timing (the CLI takes milliseconds under TCG), only when it changes,
+ * and back to auto for the module's other methods, which must not run
+ * with a worker row's count. 0 or -errno.
+ */
+static int np_workers_for(int m)
+{
+	int n = np_method_workers(m);
+
+	if (!np_methods[m].feature || n == np_workers_now ||
+	    (np_workers_now < 0 && !n))
+		return 0;
+	np_workers_now = n;
+	return np_set_workers(n);
 }
 
 static const struct np_method np_methods[NP_NR_METHODS] = {
@@ -337,16 +357,16 @@ static const struct np_method np_methods[NP_NR_METHODS] = {
 			 NUMAPLACE_MIGRATE_ENGINE_BATCH,
 			 NUMAPLACE_FEAT_MIGRATE_BATCH, 1 },
 	[NP_M_BATCH1] = { "numaplace batch, 1 worker",
-			  np_m_batch_workers, NUMAPLACE_MIGRATE_ENGINE_BATCH,
+			  np_m_migrate, NUMAPLACE_MIGRATE_ENGINE_BATCH,
 			  NUMAPLACE_FEAT_MIGRATE_BATCH, 1 },
 	[NP_M_BATCH2] = { "numaplace batch, 2 workers",
-			  np_m_batch_workers, NUMAPLACE_MIGRATE_ENGINE_BATCH,
+			  np_m_migrate, NUMAPLACE_MIGRATE_ENGINE_BATCH,
 			  NUMAPLACE_FEAT_MIGRATE_BATCH, 1 },
 	[NP_M_PT] = { "numaplace engine pt", np_m_migrate,
 		      NUMAPLACE_MIGRATE_ENGINE_PT, NUMAPLACE_FEAT_MIGRATE_PT, 1 },
-	[NP_M_PT1] = { "numaplace pt, 1 worker", np_m_batch_workers,
+	[NP_M_PT1] = { "numaplace pt, 1 worker", np_m_migrate,
 		       NUMAPLACE_MIGRATE_ENGINE_PT, NUMAPLACE_FEAT_MIGRATE_PT, 1 },
-	[NP_M_PT2] = { "numaplace pt, 2 workers", np_m_batch_workers,
+	[NP_M_PT2] = { "numaplace pt, 2 workers", np_m_migrate,
 		       NUMAPLACE_MIGRATE_ENGINE_PT, NUMAPLACE_FEAT_MIGRATE_PT, 1 },
 };
 
@@ -823,6 +843,11 @@ static void np_run_one(struct np_bench *b, struct np_result *res, int m,
 		res->err[m] = EIO;
 		return;
 	}
+	ret = np_workers_for(m);
+	if (ret) {
+		res->err[m] = -ret;
+		return;
+	}
 	split = np_variants[b->variant].mthp ? np_read_long(NP_MTHP_SPLIT) : -1;
 	ret = np_writers_start(b);
 	if (ret) {
@@ -1115,7 +1140,7 @@ int main(int argc, char **argv)
 		}
 	}
 	np_bench_balancing_restore(balancing);
-	if (np_method_available(NP_M_BATCH1) || np_method_available(NP_M_BATCH2))
+	if (np_workers_now > 0)
 		np_set_workers(0);
 	np_print_table(res);
 	if (np_migrate_features && !np_only_method && !np_only_variant) {
