@@ -154,6 +154,7 @@ struct np_method {
 	unsigned int engine_flag;	/* NUMAPLACE_MIGRATE_ENGINE_* */
 	unsigned long long feature;	/* INFO feature it needs, or 0 */
 	int migrates;			/* moves pages: set up and verify */
+	int workers;			/* copy_workers it runs with, 0: auto */
 };
 
 /* What one variant measured, for the table. */
@@ -313,34 +314,6 @@ static int np_set_workers(int n)
 	return system(cmd) == 0 ? 0 : -EOPNOTSUPP;
 }
 
-/* The copy_workers a method runs with: 1 or 2 for its rows, else 0 (auto). */
-static int np_method_workers(int m)
-{
-	if (m == NP_M_BATCH1 || m == NP_M_PT1)
-		return 1;
-	return m == NP_M_BATCH2 || m == NP_M_PT2 ? 2 : 0;
-}
-
-/* The knob as this run last set it; -1: not yet (the module's own). */
-static int np_workers_now = -1;
-
-/*
- * Set copy_workers for method @m before its timed run: outside the
- * timing (the CLI takes milliseconds under TCG), only when it changes,
- * and back to auto for the module's other methods, which must not run
- * with a worker row's count. 0 or -errno.
- */
-static int np_workers_for(int m)
-{
-	int n = np_method_workers(m);
-
-	if (!np_methods[m].feature || n == np_workers_now ||
-	    (np_workers_now < 0 && !n))
-		return 0;
-	np_workers_now = n;
-	return np_set_workers(n);
-}
-
 static const struct np_method np_methods[NP_NR_METHODS] = {
 	[NP_M_MEMCPY] = { "memcpy 256 MiB (user space)", np_m_memcpy, 0, 0, 0 },
 	[NP_M_MOVE_PAGES] = { "move_pages(2), nodes[]", np_m_move_pages, 0, 0, 1 },
@@ -358,16 +331,16 @@ static const struct np_method np_methods[NP_NR_METHODS] = {
 			 NUMAPLACE_FEAT_MIGRATE_BATCH, 1 },
 	[NP_M_BATCH1] = { "numaplace batch, 1 worker",
 			  np_m_migrate, NUMAPLACE_MIGRATE_ENGINE_BATCH,
-			  NUMAPLACE_FEAT_MIGRATE_BATCH, 1 },
+			  NUMAPLACE_FEAT_MIGRATE_BATCH, 1, 1 },
 	[NP_M_BATCH2] = { "numaplace batch, 2 workers",
 			  np_m_migrate, NUMAPLACE_MIGRATE_ENGINE_BATCH,
-			  NUMAPLACE_FEAT_MIGRATE_BATCH, 1 },
+			  NUMAPLACE_FEAT_MIGRATE_BATCH, 1, 2 },
 	[NP_M_PT] = { "numaplace engine pt", np_m_migrate,
 		      NUMAPLACE_MIGRATE_ENGINE_PT, NUMAPLACE_FEAT_MIGRATE_PT, 1 },
 	[NP_M_PT1] = { "numaplace pt, 1 worker", np_m_migrate,
-		       NUMAPLACE_MIGRATE_ENGINE_PT, NUMAPLACE_FEAT_MIGRATE_PT, 1 },
+		       NUMAPLACE_MIGRATE_ENGINE_PT, NUMAPLACE_FEAT_MIGRATE_PT, 1, 1 },
 	[NP_M_PT2] = { "numaplace pt, 2 workers", np_m_migrate,
-		       NUMAPLACE_MIGRATE_ENGINE_PT, NUMAPLACE_FEAT_MIGRATE_PT, 1 },
+		       NUMAPLACE_MIGRATE_ENGINE_PT, NUMAPLACE_FEAT_MIGRATE_PT, 1, 2 },
 };
 
 #define NP_COPY_LIMIT	"/sys/kernel/debug/numaplace/copy_limit"
@@ -440,6 +413,26 @@ static int np_method_available(int m)
 static int np_is_numaplace(int m)
 {
 	return np_methods[m].feature != 0;
+}
+
+/* The knob as this run last set it; -1: not yet (the module's own). */
+static int np_workers_now = -1;
+
+/*
+ * Set copy_workers for method @m before its timed run: outside the
+ * timing (the CLI takes milliseconds under TCG), only when it changes,
+ * and back to auto for the module's other methods, which must not run
+ * with a worker row's count. 0 or -errno.
+ */
+static int np_workers_for(int m)
+{
+	int n = np_methods[m].workers;
+
+	if (!np_is_numaplace(m) || n == np_workers_now ||
+	    (np_workers_now < 0 && !n))
+		return 0;
+	np_workers_now = n;
+	return np_set_workers(n);
 }
 
 /* The data of word @i of the buffer: a page's words say where it was. */
