@@ -201,7 +201,7 @@ $(KSFT)/kselftest_harness.h:
 	@echo "kselftest headers missing: run 'make deps'" >&2; exit 1
 
 # Tests that speak netlink do it with the CLI's client (libnp_nl.a).
-NL_TESTS := $(filter $(BUILD)/selftests/genl% $(BUILD)/selftests/watch% $(BUILD)/selftests/dropin% $(BUILD)/selftests/migrate_busy,$(TESTS))
+NL_TESTS := $(filter $(BUILD)/selftests/genl% $(BUILD)/selftests/watch% $(BUILD)/selftests/dropin% $(BUILD)/selftests/migrate_busy $(BUILD)/selftests/migrate_bounds,$(TESTS))
 $(NL_TESTS): TEST_LIBS = $(NL_LIB) $(MNL_LIBS)
 $(NL_TESTS): TEST_CFLAGS += -Itools/numaplace
 $(NL_TESTS): $(NL_LIB) tools/numaplace/nl.h

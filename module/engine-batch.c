@@ -93,16 +93,16 @@ int np_engine_batch_begin(struct np_mig *m)
 	unsigned int n = m->chunk;
 	struct np_batch *b;
 
-	b = kzalloc(sizeof(*b), GFP_KERNEL);
+	b = kzalloc(sizeof(*b), NP_GFP_CALL);
 	if (!b)
 		return -ENOMEM;
 	m->batch = b;
-	b->src = kvmalloc_array(n, sizeof(*b->src), GFP_KERNEL);
-	b->dst = kvmalloc_array(n, sizeof(*b->dst), GFP_KERNEL);
-	b->target = kvmalloc_array(n, sizeof(*b->target), GFP_KERNEL);
-	b->pages = kvmalloc_array(n, sizeof(*b->pages), GFP_KERNEL);
-	b->slots = kvmalloc_array(n, sizeof(*b->slots), GFP_KERNEL);
-	m->held = kvmalloc_array(n, sizeof(*m->held), GFP_KERNEL);
+	b->src = kvmalloc_array(n, sizeof(*b->src), NP_GFP_CALL);
+	b->dst = kvmalloc_array(n, sizeof(*b->dst), NP_GFP_CALL);
+	b->target = kvmalloc_array(n, sizeof(*b->target), NP_GFP_CALL);
+	b->pages = kvmalloc_array(n, sizeof(*b->pages), NP_GFP_CALL);
+	b->slots = kvmalloc_array(n, sizeof(*b->slots), NP_GFP_CALL);
+	m->held = kvmalloc_array(n, sizeof(*m->held), NP_GFP_CALL);
 	if (!b->src || !b->dst || !b->target || !b->pages || !b->slots ||
 	    !m->held) {
 		np_engine_batch_end(m);

@@ -228,11 +228,11 @@ static struct np_prealloc *np_prealloc_begin(struct np_kernel_call *c,
 		n += np_prealloc_wants(folio);
 	if (!n)
 		return NULL;
-	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	p = kzalloc(sizeof(*p), NP_GFP_CALL);
 	if (!p)
 		return NULL;
-	p->src = kvmalloc_array(n, sizeof(*p->src), GFP_KERNEL);
-	p->dst = kvcalloc(n, sizeof(*p->dst), GFP_KERNEL);
+	p->src = kvmalloc_array(n, sizeof(*p->src), NP_GFP_CALL);
+	p->dst = kvcalloc(n, sizeof(*p->dst), NP_GFP_CALL);
 	if (!p->src || !p->dst) {
 		kvfree(p->dst);
 		kvfree(p->src);
@@ -345,7 +345,7 @@ void np_engine_kernel_run(struct np_mig *m)
 		;
 	if (nid == nr_node_ids)
 		return;		/* nothing isolated this round */
-	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	c = kzalloc(sizeof(*c), NP_GFP_CALL);
 	for (nid = 0; nid < nr_node_ids; nid++) {
 		if (!m->nr_listed[nid])
 			continue;

@@ -152,7 +152,7 @@ void np_engine_vma_run(struct np_mig *m, unsigned long start,
 	i = find_next_bit(m->vma_pending, end, i);
 	if (i >= end)
 		return;
-	src = kmalloc_array(2 * NP_VMA_BATCH, sizeof(*src), GFP_KERNEL);
+	src = kmalloc_array(2 * NP_VMA_BATCH, sizeof(*src), NP_GFP_CALL);
 	if (!src)
 		return;		/* left pending: resolve answers -EBUSY */
 	dst = src + NP_VMA_BATCH;

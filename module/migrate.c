@@ -331,7 +331,7 @@ static bool np_stretches_overlap(const struct np_stretch *st, unsigned int nr)
 	unsigned int i, k;
 	bool overlap = false;
 
-	s = kvmalloc_array(nr, sizeof(*s), GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	s = kvmalloc_array(nr, sizeof(*s), NP_GFP_CALL);
 	if (!s)
 		return true;
 	for (i = 0, k = 0; i < nr; i++)
@@ -610,12 +610,12 @@ static int np_migrate_alloc(struct np_mig *m)
 {
 	unsigned int nid, words = BITS_TO_LONGS(m->chunk);
 
-	m->status = kvmalloc_array(m->chunk, sizeof(s32), GFP_KERNEL);
-	m->target = kvmalloc_array(m->chunk, sizeof(s32), GFP_KERNEL);
-	m->pending = kvmalloc_array(4 * words, sizeof(long), GFP_KERNEL);
-	m->lists = kcalloc(nr_node_ids, sizeof(*m->lists), GFP_KERNEL);
-	m->nr_listed = kcalloc(nr_node_ids, sizeof(*m->nr_listed), GFP_KERNEL);
-	m->node_err = kcalloc(nr_node_ids, sizeof(*m->node_err), GFP_KERNEL);
+	m->status = kvmalloc_array(m->chunk, sizeof(s32), NP_GFP_CALL);
+	m->target = kvmalloc_array(m->chunk, sizeof(s32), NP_GFP_CALL);
+	m->pending = kvmalloc_array(4 * words, sizeof(long), NP_GFP_CALL);
+	m->lists = kcalloc(nr_node_ids, sizeof(*m->lists), NP_GFP_CALL);
+	m->nr_listed = kcalloc(nr_node_ids, sizeof(*m->nr_listed), NP_GFP_CALL);
+	m->node_err = kcalloc(nr_node_ids, sizeof(*m->node_err), NP_GFP_CALL);
 	if (!m->status || !m->target || !m->pending || !m->lists ||
 	    !m->nr_listed || !m->node_err)
 		return -ENOMEM;
@@ -654,7 +654,7 @@ static int np_migrate_run(struct np_mig *m)
 	}
 	lru_off = np_lru_disable();
 	if (a->flags & NUMAPLACE_MIGRATE_PAGES) {
-		st = kvmalloc_array(m->chunk, sizeof(*st), GFP_KERNEL);
+		st = kvmalloc_array(m->chunk, sizeof(*st), NP_GFP_CALL);
 		ret = st ? np_migrate_array(m, st) : -ENOMEM;
 		kvfree(st);
 	} else if (a->len) {
@@ -701,7 +701,7 @@ int np_migrate(void *arg)
 	if (ret)
 		return ret;
 
-	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	m = kzalloc(sizeof(*m), NP_GFP_CALL);
 	if (!m) {
 		ret = -ENOMEM;
 		goto put_target;

@@ -6,11 +6,24 @@
 #define _NUMAPLACE_INTERNAL_H
 
 #include <linux/types.h>
+#include <linux/gfp.h>
 #include <linux/mutex.h>
 #include <linux/nodemask.h>
 #include <linux/numaplace.h>
 
 #define NP_NAME "numaplace"
+
+/*
+ * What a call allocates for itself (its state, a round's arrays, a
+ * sorted copy of its stretches) is the caller's memory, as the syscalls'
+ * is: charged to the caller's memcg (__GFP_ACCOUNT). When that memcg is
+ * full, the call fails with -ENOMEM (or that round's pages stay, with
+ * their status) instead of OOM-killing in it: __GFP_RETRY_MAYFAIL makes
+ * try_charge_memcg() give up before mem_cgroup_oom() (6.1 to 7.3), and
+ * kvmalloc() keeps it for the vmalloc fallback. No warning: a caller's
+ * limit is no state of the host.
+ */
+#define NP_GFP_CALL	(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN)
 
 /**
  * struct np_ioctl_op - one row of the ioctl table (module/dev.c)

@@ -288,19 +288,19 @@ static int np_query_run(struct np_query *q, struct numaplace_query *a)
 
 	q->node_pages = q->node_buf;
 	if (nr_nodes > NP_QUERY_STACK_NODES) {
-		q->node_pages = kcalloc(nr_nodes, sizeof(u64), GFP_KERNEL);
+		q->node_pages = kcalloc(nr_nodes, sizeof(u64), NP_GFP_CALL);
 		if (!q->node_pages)
 			return -ENOMEM;
 	}
 	if (a->status_ptr) {
 		q->segs = kmalloc_array(NP_QUERY_CHUNK, sizeof(*q->segs),
-					GFP_KERNEL);
+					NP_GFP_CALL);
 		if (!q->segs)
 			goto free_node_pages;
 	}
 	if (a->flags & NUMAPLACE_QUERY_PAGES) {
 		/* 32 KiB: no high-order allocation needed. */
-		st = kvmalloc_array(NP_QUERY_CHUNK, sizeof(*st), GFP_KERNEL);
+		st = kvmalloc_array(NP_QUERY_CHUNK, sizeof(*st), NP_GFP_CALL);
 		if (!st)
 			goto free_segs;
 		ret = np_query_array(q, a, st);

@@ -19,6 +19,7 @@
 
 #include "migrate_lib.h"
 #include "kselftest_harness.h"
+#include "np_genl.h"
 
 /* A killed caller must be gone this fast (times np_time_scale()). */
 #define NP_KILL_MS	2000
@@ -182,6 +183,120 @@ TEST_F_TIMEOUT(migrate_bounds, extra_memory_bounded, 180)
 	EXPECT_LE(peak, lim);
 	EXPECT_EQ(0, np_memcg_remove(cg));
 	munmap(out, sizeof(*out));
+}
+
+/*
+ * What a call allocates for itself (its state, a round's status, target
+ * and page arrays) is the caller's memory, as the syscalls' is: charged
+ * to the caller's memcg, and a full memcg fails the call cleanly, with
+ * no OOM kill. A child maps and fills NP_CHARGED_PAGES 4 KiB pages in
+ * the test's memcg (charged there) and makes one call that moves nothing
+ * (its stack faulted), then enters a memcg of its own, which so holds
+ * next to nothing (np_memcg_tight()):
+ *  - memory.max at what the memcg holds: the call to node 1 fails with
+ *    ENOMEM, no page moved, no OOM kill;
+ *  - memory.max back to "max": the call moves every page, intact, and
+ *    where the batched arrays were used (the batched and page-table
+ *    engines), memory.peak has them: NP_CHARGED_BYTES_PER_PAGE bytes a
+ *    page of a round (batch_pages, or the call's pages where fewer).
+ * On 394f443 the arrays were GFP_KERNEL: the tight call moved every page
+ * (6.1, every engine) and the memcg's peak stayed 0.
+ */
+/* 64 MiB: a round's arrays (a round of batch_pages at most) past the
+ * memcg's first precharge (64 pages). */
+#define NP_CHARGED_PAGES	16384
+/* The round's src, dst, target, pages, slots, held: 8 bytes each. */
+#define NP_CHARGED_BYTES_PER_PAGE	48
+
+/* What the child tells the test, in memory shared with it. */
+struct np_charged {
+	__u32 eflags;
+	int fd;
+	int tight_ret;			/* 0 or -errno */
+	__u64 tight_moved, moved, engines;
+	size_t bad;
+};
+
+static int np_charged_child(const char *cg, void *arg,
+			    struct np_memcg_tight *t)
+{
+	struct np_charged *c = arg;
+	const size_t n = NP_CHARGED_PAGES;
+	char *p = np_pmd_map(n * psz, 0);
+	struct numaplace_migrate m;
+	size_t first;
+
+	if (!p)
+		return 20;
+	np_mempolicy(MPOL_BIND, 0);
+	np_fill(p, n, 5);
+	np_mempolicy(MPOL_DEFAULT, -1);
+	/* The same path once, nothing to move: its stack pages faulted. */
+	if (np_migrate_node(c->fd, 0, c->eflags, (uintptr_t)p, n * psz, 0,
+			    NULL, &m))
+		return 21;
+	c->tight_ret = 1;		/* faulted before the memcg */
+	if (np_memcg_enter(cg))
+		return 22;
+	np_memcg_tight_begin(t);
+	memset(&m, 0, sizeof(m));
+	c->tight_ret = np_migrate_node(c->fd, 0, c->eflags, (uintptr_t)p,
+				       n * psz, 1, NULL, &m);
+	c->tight_moved = m.nr_moved_pages;
+	np_memcg_tight_end(t);
+	if (np_migrate_node(c->fd, 0, c->eflags, (uintptr_t)p, n * psz, 1,
+			    NULL, &m))
+		return 23;
+	c->moved = m.nr_moved_pages;
+	c->engines = m.engines;
+	c->bad = np_fill_bad(p, n, 5, &first);
+	return 0;
+}
+
+TEST_F_TIMEOUT(migrate_bounds, call_memory_charged, 120)
+{
+	NP_SKIPPED_OR_FILTERED();
+	struct np_charged *c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
+				    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct np_memcg_tight t;
+	struct np_gn_config conf;
+	struct np_nl nl;
+	int status;
+	long peak;
+	char cg[128];
+
+	ASSERT_NE(MAP_FAILED, c);
+	if (!np_node_isset(self->info.node_memory, 1))
+		SKIP(return, "needs node 1 with memory");
+	if (geteuid())
+		SKIP(return, "needs root (cgroups)");
+	ASSERT_EQ(0, np_gn_open(&nl));
+	ASSERT_EQ(0, np_gn_config_get(&nl, &conf));
+	np_nl_close(&nl);
+	memset(c, 0, sizeof(*c));
+	c->eflags = self->eflags;
+	c->fd = self->fd;
+	status = np_memcg_tight("np-charged", cg, sizeof(cg), np_charged_child,
+				c, &t);
+	if (status == -ENOENT)
+		SKIP(return, "no cgroup2 memory controller");
+	ASSERT_LE(0, status);
+	peak = np_memcg_long(cg, "memory.peak");
+	TH_LOG("memcg: memory.max %ld at the tight call; peak %ld; batch_pages %ld; engines %#llx",
+	       t.max, peak, conf.batch_pages, (unsigned long long)c->engines);
+	EXPECT_TRUE(WIFEXITED(status)) TH_LOG("signal %d", WTERMSIG(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(0, t.oom_kill);
+	EXPECT_EQ(-ENOMEM, c->tight_ret);
+	EXPECT_EQ(0, c->tight_moved);
+	EXPECT_EQ(NP_CHARGED_PAGES, c->moved);
+	EXPECT_EQ(0, c->bad);
+	if (c->engines & (NUMAPLACE_ENGINE_BATCH | NUMAPLACE_ENGINE_PT))
+		EXPECT_LE(NP_CHARGED_BYTES_PER_PAGE *
+			  (conf.batch_pages < NP_CHARGED_PAGES ?
+			   conf.batch_pages : NP_CHARGED_PAGES), peak);
+	EXPECT_EQ(0, np_memcg_remove(cg));
+	munmap(c, sizeof(*c));
 }
 
 /*

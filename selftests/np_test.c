@@ -559,6 +559,116 @@ int np_memcg_fork(const char *name, char *cg, size_t len,
 	return status;
 }
 
+/* The steps of np_memcg_tight(). */
+enum {
+	NP_TIGHT_ENTERED = 1,	/* the child is in the memcg */
+	NP_TIGHT_FULL,		/* memory.max is what it holds */
+	NP_TIGHT_CALLED,	/* the child made its call */
+	NP_TIGHT_FREE,		/* memory.max is "max" again */
+};
+#define NP_TIGHT_POLL_US	1000
+#define NP_TIGHT_DRAIN_US	20000	/* other CPUs' drains are queued work */
+
+static void np_tight_wait(struct np_memcg_tight *t, int step)
+{
+	while (t->step < step)
+		usleep(NP_TIGHT_POLL_US);
+}
+
+void np_memcg_tight_begin(struct np_memcg_tight *t)
+{
+	t->step = NP_TIGHT_ENTERED;
+	np_tight_wait(t, NP_TIGHT_FULL);
+}
+
+void np_memcg_tight_end(struct np_memcg_tight *t)
+{
+	t->step = NP_TIGHT_CALLED;
+	np_tight_wait(t, NP_TIGHT_FREE);
+}
+
+/* Wait for the child's @step; 0, or -ECHILD once it is gone (*status). */
+static int np_tight_parent_wait(struct np_memcg_tight *t, int step,
+				pid_t pid, int *status)
+{
+	while (t->step < step) {
+		if (waitpid(pid, status, WNOHANG) == pid)
+			return -ECHILD;
+		usleep(NP_TIGHT_POLL_US);
+	}
+	return 0;
+}
+
+static int np_tight_fill(const char *cg, struct np_memcg_tight *t)
+{
+	char v[32];
+
+	if (np_memcg_set(cg, "memory.high", "0"))
+		return -EIO;
+	usleep(NP_TIGHT_DRAIN_US);
+	t->max = np_memcg_long(cg, "memory.current");
+	snprintf(v, sizeof(v), "%ld", t->max);
+	if (t->max < 0 || np_memcg_set(cg, "memory.max", v) ||
+	    np_memcg_set(cg, "memory.high", "max"))
+		return -EIO;
+	return 0;
+}
+
+int np_memcg_tight(const char *name, char *cg, size_t len,
+		   int (*fn)(const char *cg, void *arg,
+			     struct np_memcg_tight *t),
+		   void *arg, struct np_memcg_tight *seen)
+{
+	struct np_memcg_tight *t;
+	int ret, status = -1;
+	pid_t pid;
+
+	ret = np_memcg_make(name, cg, len);
+	if (ret)
+		return ret;
+	t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (t == MAP_FAILED)
+		return -errno;
+	memset(t, 0, sizeof(*t));
+	pid = fork();
+	if (pid < 0) {
+		ret = -errno;
+		goto unmap;
+	}
+	if (!pid) {
+		t->oom_kill = 0;	/* faulted here, not in @cg */
+		_exit(fn(cg, arg, t));
+	}
+	ret = np_tight_parent_wait(t, NP_TIGHT_ENTERED, pid, &status);
+	if (!ret)
+		ret = np_tight_fill(cg, t);
+	if (!ret) {
+		t->step = NP_TIGHT_FULL;
+		ret = np_tight_parent_wait(t, NP_TIGHT_CALLED, pid, &status);
+	}
+	/* Read also when the child is gone: an OOM kill ends it early. */
+	t->oom_kill = np_memcg_key(cg, "memory.events", "oom_kill");
+	if (!ret) {
+		ret = np_memcg_set(cg, "memory.max", "max") ? -EIO : 0;
+		t->step = NP_TIGHT_FREE;
+	}
+	if (ret == -ECHILD) {
+		ret = 0;	/* gone early: its status says why */
+	} else {
+		if (ret)
+			kill(pid, SIGKILL);
+		if (waitpid(pid, &status, 0) != pid && !ret)
+			ret = -errno;
+	}
+	*seen = *t;
+	if (!ret)
+		ret = status;
+unmap:
+	munmap(t, sizeof(*t));
+	return ret;
+}
+
 int np_memcg_remove(const char *cg)
 {
 	for (int i = 0; i < 50; i++) {

@@ -601,6 +601,33 @@ int np_memcg_fork(const char *name, char *cg, size_t len,
 int np_memcg_remove(const char *cg);
 
 /*
+ * A call made in a full memcg: the reliability matrix's "memory.max just
+ * above the working set", at its edge. np_memcg_tight() makes memcg
+ * NP_CG_ROOT/@name and runs @fn(@cg, @arg, @t) in a child. The child
+ * faults what it will touch, enters @cg (np_memcg_enter()) and calls
+ * np_memcg_tight_begin(@t): when that returns, the test has drained the
+ * memcg's per-CPU precharge (memory.high 0, then "max") and set its
+ * memory.max to what it holds, so any charge fails. The child makes its
+ * call, then np_memcg_tight_end(@t) returns once memory.max is "max"
+ * again. A fault in the full memcg would OOM-kill the child: it must
+ * touch nothing new between the two. Return: the child's wait status,
+ * -ENOENT (no memory controller) or -errno; what the test saw is in
+ * *@seen. The caller removes @cg.
+ */
+struct np_memcg_tight {
+	volatile int step;	/* the two processes' handshake */
+	long max;		/* memory.max for the call, bytes */
+	long oom_kill;		/* memory.events oom_kill after it */
+};
+
+int np_memcg_tight(const char *name, char *cg, size_t len,
+		   int (*fn)(const char *cg, void *arg,
+			     struct np_memcg_tight *t),
+		   void *arg, struct np_memcg_tight *seen);
+void np_memcg_tight_begin(struct np_memcg_tight *t);
+void np_memcg_tight_end(struct np_memcg_tight *t);
+
+/*
  * ---- Timeouts on slow kernels ------------------------------------------
  *
  * The harness arms alarm(timeout) around each test. NP_TEST_TIMEOUT_SCALE

@@ -157,6 +157,97 @@ TEST_F(query, count_huge)
 	EXPECT_LT(q.done, NP_HUGE_COUNT);
 }
 
+/*
+ * The buffers a query allocates for itself (a chunk's status segments, a
+ * chunk of stretches in array mode) are the caller's memory: charged to
+ * its memcg, and a full memcg fails the call with ENOMEM, no OOM kill
+ * (libnumaplace then asks the syscall). A child in a memcg of its own,
+ * its memory.max at what the memcg holds (np_memcg_tight()): both modes
+ * with statuses fail with ENOMEM; with memory.max back to "max" they
+ * answer every page. On 394f443 (GFP_KERNEL) both answered in the full
+ * memcg.
+ */
+#define NP_QCHARGED_PAGES	64
+
+struct np_qcharged {
+	int fd;
+	int tight[2], free[2];		/* range, array: 0 or -errno */
+	__s32 st[NP_QCHARGED_PAGES];	/* the array query's, at last */
+};
+
+static int np_qcharged_calls(struct np_qcharged *c, const char *p,
+			     const __u64 *pages, int *ret)
+{
+	struct numaplace_query q;
+
+	ret[0] = np_query_range(c->fd, 0, 0, (uintptr_t)p,
+				NP_QCHARGED_PAGES * psz, NULL, 0, c->st, NULL,
+				0, &q);
+	ret[1] = np_query_array(c->fd, 0, 0, pages, NP_QCHARGED_PAGES, c->st,
+				NULL, 0, &q);
+	return ret[0] || ret[1];
+}
+
+static int np_qcharged_child(const char *cg, void *arg,
+			     struct np_memcg_tight *t)
+{
+	struct np_qcharged *c = arg;
+	char *p = np_pmd_map(NP_QCHARGED_PAGES * psz, 0);
+	__u64 pages[NP_QCHARGED_PAGES];
+	int warm[2];
+
+	if (!p)
+		return 20;
+	for (size_t i = 0; i < NP_QCHARGED_PAGES; i++) {
+		np_write_page(p, i);
+		pages[i] = (uintptr_t)p + i * psz;
+	}
+	/* Both calls once: what they touch is faulted here. */
+	if (np_qcharged_calls(c, p, pages, warm))
+		return 21;
+	if (np_memcg_enter(cg))
+		return 22;
+	np_memcg_tight_begin(t);
+	np_qcharged_calls(c, p, pages, c->tight);
+	np_memcg_tight_end(t);
+	memset(c->st, 0xff, sizeof(c->st));
+	return np_qcharged_calls(c, p, pages, c->free) ? 23 : 0;
+}
+
+TEST_F_TIMEOUT(query, call_memory_charged, 60)
+{
+	NP_SKIPPED();
+	struct np_qcharged *c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
+				     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct np_memcg_tight t;
+	char cg[128];
+	int status;
+
+	ASSERT_NE(MAP_FAILED, c);
+	if (geteuid())
+		SKIP(return, "needs root (cgroups)");
+	memset(c, 0, sizeof(*c));
+	c->fd = self->fd;
+	status = np_memcg_tight("np-qcharged", cg, sizeof(cg),
+				np_qcharged_child, c, &t);
+	if (status == -ENOENT)
+		SKIP(return, "no cgroup2 memory controller");
+	ASSERT_LE(0, status);
+	TH_LOG("memcg: memory.max %ld at the tight calls", t.max);
+	EXPECT_TRUE(WIFEXITED(status)) TH_LOG("signal %d", WTERMSIG(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(0, t.oom_kill);
+	EXPECT_EQ(-ENOMEM, c->tight[0]);
+	EXPECT_EQ(-ENOMEM, c->tight[1]);
+	EXPECT_EQ(0, c->free[0]);
+	EXPECT_EQ(0, c->free[1]);
+	for (size_t i = 0; i < NP_QCHARGED_PAGES; i++) {
+		EXPECT_LE(0, c->st[i]) TH_LOG("page %zu: %d", i, c->st[i]);
+	}
+	EXPECT_EQ(0, np_memcg_remove(cg));
+	munmap(c, sizeof(*c));
+}
+
 /* start + len that wraps: -EINVAL. High ranges that do not: -EFAULT. */
 TEST_F(query, len_overflow)
 {
