@@ -672,6 +672,21 @@ free:
 	return ret;
 }
 
+/*
+ * Pages (range mode) or addresses (array mode) a round takes: batch_pages,
+ * or the whole call where it is smaller. The call's arrays are sized by
+ * it: a call of a few pages allocates (and charges) for a few pages.
+ */
+static unsigned int np_migrate_chunk(const struct numaplace_migrate *a)
+{
+	u64 n = a->count;
+
+	if (!(a->flags & NUMAPLACE_MIGRATE_PAGES))
+		n = (PAGE_ALIGN(a->start + a->len) - (a->start & PAGE_MASK)) >>
+		    PAGE_SHIFT;
+	return clamp_t(u64, n, 1, READ_ONCE(np_config.batch_pages));
+}
+
 int np_migrate(void *arg)
 {
 	struct numaplace_migrate *a = arg;
@@ -714,7 +729,7 @@ int np_migrate(void *arg)
 	task_unlock(current);
 	m->engines = engines;
 	m->w.mm = t.mm;
-	m->chunk = READ_ONCE(np_config.batch_pages);
+	m->chunk = np_migrate_chunk(a);
 	m->w.budget = ULONG_MAX;	/* a round is bounded by m->chunk */
 	if (NP_SYSCALL_QUERY_LEGACY && (a->flags & NUMAPLACE_MIGRATE_AS_SYSCALL))
 		m->w.flags |= NP_WALK_LEGACY;

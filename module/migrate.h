@@ -22,7 +22,8 @@
  * @engines: NUMAPLACE_ENGINE_* this call may use
  * @chunk: pages (range mode) or addresses (array mode) per round: what is
  *	collected, migrated and answered before the next signal check
- *	(np_config.batch_pages when the call started)
+ *	(np_config.batch_pages when the call started, or the call's pages
+ *	where fewer: np_migrate_chunk())
  * @base: address of chunk index @idx0 (the stretch being walked)
  * @idx0: chunk index of the first page of that stretch
  * @status: per chunk index: the answer, final unless @pending says not
