@@ -296,16 +296,14 @@ static void np_pt_set_entry(struct mm_struct *mm, unsigned long addr,
 }
 
 /*
- * The PTE remove_migration_pte() makes for @new in place of the migration
- * entry @old_pte; *@rmap_flags: RMAP_EXCLUSIVE unless the entry is a
- * readable one.
+ * The PTE remove_migration_pte() makes for @new in place of @old_pte, the
+ * migration entry @entry (np_leaf_from_pte() of it, decoded by the caller).
  */
 static pte_t np_pt_entry_pte(struct vm_area_struct *vma, pte_t old_pte,
-			     struct folio *folio, struct page *new,
-			     rmap_t *rmap_flags)
+			     np_leaf_t entry, struct folio *folio,
+			     struct page *new)
 {
 	bool ad = READ_ONCE(*np_ksyms.swap_migration_ad_supported);
-	np_leaf_t entry = np_leaf_from_pte(old_pte);
 	pte_t pte;
 
 	pte = mk_pte(new, READ_ONCE(vma->vm_page_prot));
@@ -327,9 +325,13 @@ static pte_t np_pt_entry_pte(struct vm_area_struct *vma, pte_t old_pte,
 		pte = np_maybe_mkwrite(pte, vma);
 	else if (np_pte_swp_uffd(old_pte))
 		pte = np_pte_mkuffd(pte);
-	*rmap_flags = np_leaf_is_migration_read(entry) ? RMAP_NONE :
-							 RMAP_EXCLUSIVE;
 	return pte;
+}
+
+/* The rmap flags of a page mapped in place of the migration entry @entry. */
+static rmap_t np_pt_entry_rmap(np_leaf_t entry)
+{
+	return np_leaf_is_migration_read(entry) ? RMAP_NONE : RMAP_EXCLUSIVE;
 }
 
 /*
@@ -413,17 +415,18 @@ static void np_pt_unmap_undo(struct vm_area_struct *vma, unsigned long addr,
 			     pte_t *ptep, struct folio *folio, unsigned long n)
 {
 	struct page *page;
-	rmap_t flags;
+	np_leaf_t entry;
 	unsigned long k;
-	pte_t pte;
+	pte_t old;
 
 	for (k = 0; k < n; k++, addr += PAGE_SIZE) {
 		page = folio_page(folio, k);
-		pte = np_pt_entry_pte(vma, ptep_get(ptep + k), folio, page,
-				      &flags);
-		if (flags & RMAP_EXCLUSIVE)
+		old = ptep_get(ptep + k);
+		entry = np_leaf_from_pte(old);
+		if (np_pt_entry_rmap(entry) & RMAP_EXCLUSIVE)
 			SetPageAnonExclusive(page);
-		set_pte_at(vma->vm_mm, addr, ptep + k, pte);
+		set_pte_at(vma->vm_mm, addr, ptep + k,
+			   np_pt_entry_pte(vma, old, entry, folio, page));
 	}
 }
 
@@ -763,46 +766,65 @@ void np_pt_unmap(struct migrate_vma *args, s32 *target)
 }
 
 /*
- * Does @pte still hold the migration entry of @old_pfn? Then *@flags: the
- * rmap flags of the page to map there (RMAP_EXCLUSIVE unless readable).
+ * Does @pte still hold the migration entry of @old_pfn? Then *@entry: that
+ * entry, decoded.
  */
-static bool np_pt_ours(pte_t pte, unsigned long old_pfn, rmap_t *flags)
+static bool np_pt_ours(pte_t pte, unsigned long old_pfn, np_leaf_t *entry)
 {
-	np_leaf_t entry;
-
 	if (pte_none(pte) || pte_present(pte))
 		return false;
-	entry = np_leaf_from_pte(pte);
-	if (!np_leaf_is_migration(entry) || np_leaf_pfn(entry) != old_pfn)
-		return false;
-	*flags = np_leaf_is_migration_read(entry) ? RMAP_NONE : RMAP_EXCLUSIVE;
-	return true;
+	*entry = np_leaf_from_pte(pte);
+	return np_leaf_is_migration(*entry) && np_leaf_pfn(*entry) == old_pfn;
 }
 
 /*
- * remove_migration_pte() for the @nr PTEs from @ptep of one folio: map the
- * pages of @folio from @new, in order, where a PTE still holds the
- * migration entry of the page it had (from @old_pfn; else a zap took it
+ * remove_migration_pte() for one PTE: map @new, a page of @folio, where
+ * @ptep still holds the migration entry of @old_pfn (else a zap took it
  * meanwhile: nothing to map, as the kernel's rmap walk would find
- * nothing). The kernel's walk adds a page's rmap at a time; here each run
- * of PTEs with the same exclusivity takes one call (one mapcount and
- * statistics update for the run).
+ * nothing). The entry is read and decoded once.
+ */
+static void np_pt_map_one(struct vm_area_struct *vma, unsigned long addr,
+			  pte_t *ptep, unsigned long old_pfn,
+			  struct folio *folio, struct page *new)
+{
+	pte_t old = ptep_get(ptep);
+	np_leaf_t entry;
+
+	if (!np_pt_ours(old, old_pfn, &entry))
+		return;
+	folio_get(folio);
+	np_rmap_add_anon_ptes(np_ksyms.rmap_add_anon, folio, new, 1, vma, addr,
+			      np_pt_entry_rmap(entry));
+	set_pte_at(vma->vm_mm, addr, ptep,
+		   np_pt_entry_pte(vma, old, entry, folio, new));
+	/* No need to invalidate: it was non-present before. */
+	update_mmu_cache(vma, addr, ptep);
+}
+
+/*
+ * np_pt_map_one() for the @nr PTEs from @ptep of one large folio: the
+ * pages of @folio from @new, in order, from @old_pfn's entries. The
+ * kernel's walk adds a page's rmap at a time; here each run of PTEs with
+ * the same exclusivity takes one call (one mapcount and statistics update
+ * for the run).
  */
 static void np_pt_map(struct vm_area_struct *vma, unsigned long addr,
 		      pte_t *ptep, unsigned long old_pfn, struct folio *folio,
 		      struct page *new, unsigned long nr)
 {
 	unsigned long idx = folio_page_idx(folio, new), k, n, i, a;
-	rmap_t flags, f;
-	pte_t pte;
+	np_leaf_t entry, e;
+	rmap_t flags;
+	pte_t old;
 
 	for (k = 0; k < nr; k += n) {
 		n = 1;
-		if (!np_pt_ours(ptep_get(ptep + k), old_pfn + k, &flags))
+		if (!np_pt_ours(ptep_get(ptep + k), old_pfn + k, &entry))
 			continue;
+		flags = np_pt_entry_rmap(entry);
 		while (k + n < nr &&
-		       np_pt_ours(ptep_get(ptep + k + n), old_pfn + k + n, &f) &&
-		       f == flags)
+		       np_pt_ours(ptep_get(ptep + k + n), old_pfn + k + n, &e) &&
+		       np_pt_entry_rmap(e) == flags)
 			n++;
 		folio_ref_add(folio, n);
 		np_rmap_add_anon_ptes(np_ksyms.rmap_add_anon, folio,
@@ -810,10 +832,11 @@ static void np_pt_map(struct vm_area_struct *vma, unsigned long addr,
 				      addr + (k << PAGE_SHIFT), flags);
 		for (i = k; i < k + n; i++) {
 			a = addr + (i << PAGE_SHIFT);
-			pte = np_pt_entry_pte(vma, ptep_get(ptep + i), folio,
-					      folio_page(folio, idx + i), &f);
-			set_pte_at(vma->vm_mm, a, ptep + i, pte);
-			/* No need to invalidate: it was non-present before. */
+			old = ptep_get(ptep + i);
+			e = np_leaf_from_pte(old);
+			set_pte_at(vma->vm_mm, a, ptep + i,
+				   np_pt_entry_pte(vma, old, e, folio,
+						   folio_page(folio, idx + i)));
 			update_mmu_cache(vma, a, ptep + i);
 		}
 	}
@@ -938,8 +961,13 @@ void np_pt_restore(struct np_mig *m, struct migrate_vma *args,
 			spage = migrate_pfn_to_page(args->src[j]);
 			dpage = args->dst[j] ? migrate_pfn_to_page(args->dst[j]) :
 					       spage;
-			np_pt_map(vma, addr, ptep, page_to_pfn(spage),
-				  page_folio(dpage), dpage, nr);
+			if (nr == 1)
+				np_pt_map_one(vma, addr, ptep,
+					      page_to_pfn(spage),
+					      page_folio(dpage), dpage);
+			else
+				np_pt_map(vma, addr, ptep, page_to_pfn(spage),
+					  page_folio(dpage), dpage, nr);
 		}
 		if (ptep)
 			spin_unlock(ptl);
