@@ -49,27 +49,6 @@ void np_lru_enable(void)
 }
 
 /*
- * Take @folio off the LRU, with a reference, and count it isolated
- * (NR_ISOLATED_*, which migrate_folio_done() or np_lru_isolated_end()
- * counts back). false: busy (racing, pinned, in flight).
- */
-bool np_lru_isolate(struct folio *folio)
-{
-	if (!NP_ISOLATE_LRU_OK(np_ksyms.folio_isolate_lru(folio)))
-		return false;
-	node_stat_mod_folio(folio, NR_ISOLATED_ANON + folio_is_file_lru(folio),
-			    folio_nr_pages(folio));
-	return true;
-}
-
-/* @folio, isolated by np_lru_isolate(), is no longer counted isolated. */
-void np_lru_isolated_end(struct folio *folio)
-{
-	node_stat_mod_folio(folio, NR_ISOLATED_ANON + folio_is_file_lru(folio),
-			    -folio_nr_pages(folio));
-}
-
-/*
  * Isolate @folio onto @list as add_folio_for_migration() does, under the
  * page-table lock that maps it. false: busy (racing, pinned, in flight).
  */

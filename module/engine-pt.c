@@ -31,6 +31,11 @@
  *    one not moved goes to the kernel engine's list, the next engine).
  * Design.md compares each step with the kernel's code, per version.
  *
+ * The order-0 path runs once a page: its helpers are __always_inline and
+ * the large-folio and PMD paths, which share them, noinline, else GCC
+ * makes calls of the helpers in np_pt_unmap() and np_pt_restore()
+ * (performance.md, "the 4 KiB drift").
+ *
  * Runs under the mmap lock held for read (since collect), outside RCU
  * except while a page table is looked up and locked. The mmap lock keeps
  * fork (which would share the pages), mremap and munmap out; a zap under
@@ -199,8 +204,8 @@ static void np_pt_flush(struct mm_struct *mm, unsigned long first,
  * large folio, no page of it), not KSM, not in the swap cache or under
  * writeback, not on @target. Who else maps it, the caller decides.
  */
-static bool np_pt_folio_ok(struct folio *folio, struct page *page,
-			   int target)
+static __always_inline bool np_pt_folio_ok(struct folio *folio,
+					   struct page *page, int target)
 {
 	return folio_test_anon(folio) && !PageHWPoison(page) &&
 	       !(folio_test_large(folio) && folio_test_has_hwpoisoned(folio)) &&
@@ -241,7 +246,7 @@ static struct page *np_pt_page(pte_t pte, int target)
  * did not move (@back, as folio_putback_lru()), else freed with the
  * isolation's reference, its last (as migrate_folio_done()).
  */
-static void np_pt_src_done(struct folio *folio, bool back)
+static __always_inline void np_pt_src_done(struct folio *folio, bool back)
 {
 	np_lru_isolated_end(folio);
 	folio_unlock(folio);
@@ -255,9 +260,10 @@ static void np_pt_src_done(struct folio *folio, bool back)
  * entry: writable, readable exclusive or readable, with the
  * young and dirty bits where the kernel's entries keep them.
  */
-static swp_entry_t np_pt_migration_entry(struct page *page, bool write,
-					 bool anon_exclusive, bool young,
-					 bool dirty)
+static __always_inline swp_entry_t np_pt_migration_entry(struct page *page,
+							 bool write,
+							 bool anon_exclusive,
+							 bool young, bool dirty)
 {
 	swp_entry_t entry;
 
@@ -276,9 +282,10 @@ static swp_entry_t np_pt_migration_entry(struct page *page, bool write,
  * The migration entry for @page in place of @pteval (cleared from @ptep),
  * as try_to_migrate_one() makes it.
  */
-static void np_pt_set_entry(struct mm_struct *mm, unsigned long addr,
-			    pte_t *ptep, struct page *page, pte_t pteval,
-			    bool anon_exclusive)
+static __always_inline void np_pt_set_entry(struct mm_struct *mm,
+					    unsigned long addr, pte_t *ptep,
+					    struct page *page, pte_t pteval,
+					    bool anon_exclusive)
 {
 	swp_entry_t entry;
 	pte_t swp_pte;
@@ -299,9 +306,10 @@ static void np_pt_set_entry(struct mm_struct *mm, unsigned long addr,
  * The PTE remove_migration_pte() makes for @new in place of @old_pte, the
  * migration entry @entry (np_leaf_from_pte() of it, decoded by the caller).
  */
-static pte_t np_pt_entry_pte(struct vm_area_struct *vma, pte_t old_pte,
-			     np_leaf_t entry, struct folio *folio,
-			     struct page *new)
+static __always_inline pte_t np_pt_entry_pte(struct vm_area_struct *vma,
+					     pte_t old_pte, np_leaf_t entry,
+					     struct folio *folio,
+					     struct page *new)
 {
 	bool ad = READ_ONCE(*np_ksyms.swap_migration_ad_supported);
 	pte_t pte;
@@ -339,7 +347,7 @@ static rmap_t np_pt_entry_rmap(np_leaf_t entry)
  * trylock), as collect and migrate_pages() would have before
  * try_to_migrate(). false: busy, left as it was.
  */
-static bool np_pt_take(struct folio *folio)
+static __always_inline bool np_pt_take(struct folio *folio)
 {
 	if (!folio_trylock(folio))
 		return false;
@@ -387,9 +395,11 @@ static bool np_pt_unmap_one(struct vm_area_struct *vma, unsigned long addr,
  * (@target, per page), and nothing else mapping it (its mapcount, which
  * counts a PMD mapping and other mms' too, is those PTEs). 0: it stays.
  */
-static unsigned long np_pt_large_nr(struct folio *folio, struct page *page,
-				    pte_t *ptep, unsigned long addr,
-				    unsigned long end, const s32 *target)
+static noinline unsigned long np_pt_large_nr(struct folio *folio,
+					     struct page *page, pte_t *ptep,
+					     unsigned long addr,
+					     unsigned long end,
+					     const s32 *target)
 {
 	unsigned long nr = folio_nr_pages(folio), pfn = folio_pfn(folio), k;
 	pte_t pte;
@@ -439,9 +449,9 @@ static void np_pt_unmap_undo(struct vm_area_struct *vma, unsigned long addr,
  * migration entries, the rmap is dropped and the folio is locked and
  * isolated, with one reference (the isolation's).
  */
-static bool np_pt_unmap_large(struct vm_area_struct *vma, unsigned long addr,
-			      pte_t *ptep, struct folio *folio,
-			      unsigned long nr)
+static noinline bool np_pt_unmap_large(struct vm_area_struct *vma,
+				       unsigned long addr, pte_t *ptep,
+				       struct folio *folio, unsigned long nr)
 {
 	struct mm_struct *mm = vma->vm_mm;
 	unsigned long k, a;
@@ -497,9 +507,9 @@ static bool np_pt_unmap_large(struct vm_area_struct *vma, unsigned long addr,
  * rmap dropped and the folio locked and isolated with one reference (the
  * isolation's); or NULL, left as it was.
  */
-static struct page *np_pt_unmap_pmd(struct vm_area_struct *vma,
-				    unsigned long addr, pmd_t *pmdp,
-				    const s32 *target)
+static noinline struct page *np_pt_unmap_pmd(struct vm_area_struct *vma,
+					     unsigned long addr, pmd_t *pmdp,
+					     const s32 *target)
 {
 	struct mm_struct *mm = vma->vm_mm;
 	struct page *page, *ret = NULL;
@@ -562,9 +572,9 @@ unlock:
  * PTE migration entries: the caller maps those as PTEs, as the kernel's
  * rmap walk would); true when done, or nothing is left to map (a zap).
  */
-static bool np_pt_map_pmd(struct vm_area_struct *vma, unsigned long addr,
-			  pmd_t *pmdp, unsigned long old_pfn,
-			  struct folio *folio)
+static noinline bool np_pt_map_pmd(struct vm_area_struct *vma,
+				   unsigned long addr, pmd_t *pmdp,
+				   unsigned long old_pfn, struct folio *folio)
 {
 	bool ad = READ_ONCE(*np_ksyms.swap_migration_ad_supported);
 	struct mm_struct *mm = vma->vm_mm;
@@ -728,6 +738,11 @@ void np_pt_unmap(struct migrate_vma *args, s32 *target)
 			if (!folio_test_large(folio)) {
 				if (!np_pt_unmap_one(vma, addr, ptep, page))
 					continue;
+				args->src[j] = migrate_pfn(page_to_pfn(page)) |
+					       MIGRATE_PFN_MIGRATE;
+				first = min(first, addr);
+				last = addr;
+				continue;
 			} else {
 				/* Its other pages' PTEs fail np_pt_large_nr(). */
 				k = np_pt_large_nr(folio, page, ptep, addr,
@@ -769,7 +784,8 @@ void np_pt_unmap(struct migrate_vma *args, s32 *target)
  * Does @pte still hold the migration entry of @old_pfn? Then *@entry: that
  * entry, decoded.
  */
-static bool np_pt_ours(pte_t pte, unsigned long old_pfn, np_leaf_t *entry)
+static __always_inline bool np_pt_ours(pte_t pte, unsigned long old_pfn,
+				       np_leaf_t *entry)
 {
 	if (pte_none(pte) || pte_present(pte))
 		return false;
@@ -808,9 +824,10 @@ static void np_pt_map_one(struct vm_area_struct *vma, unsigned long addr,
  * the same exclusivity takes one call (one mapcount and statistics update
  * for the run).
  */
-static void np_pt_map(struct vm_area_struct *vma, unsigned long addr,
-		      pte_t *ptep, unsigned long old_pfn, struct folio *folio,
-		      struct page *new, unsigned long nr)
+static noinline void np_pt_map(struct vm_area_struct *vma, unsigned long addr,
+			       pte_t *ptep, unsigned long old_pfn,
+			       struct folio *folio, struct page *new,
+			       unsigned long nr)
 {
 	unsigned long idx = folio_page_idx(folio, new), k, n, i, a;
 	np_leaf_t entry, e;
@@ -893,8 +910,8 @@ static void np_pt_move(struct migrate_vma *args)
  * has no kernel engine, is being killed, or knows the node is full (its
  * -ENOMEM is the answer; the kernel would split the folio for nothing).
  */
-static bool np_pt_to_kernel(struct np_mig *m, struct folio *folio,
-			    unsigned int idx, unsigned long nr)
+static noinline bool np_pt_to_kernel(struct np_mig *m, struct folio *folio,
+				     unsigned int idx, unsigned long nr)
 {
 	int target = m->target[idx];
 

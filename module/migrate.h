@@ -7,7 +7,10 @@
 #define _NUMAPLACE_MIGRATE_H
 
 #include <linux/list.h>
+#include <linux/mm_inline.h>
+#include <linux/vmstat.h>
 
+#include "ksyms.h"
 #include "walk.h"
 
 /**
@@ -119,9 +122,29 @@ bool np_engine_kernel_available(void);
 void np_engine_kernel_run(struct np_mig *m);
 bool np_engine_kernel_isolate(struct folio *folio, struct list_head *list);
 bool np_lru_disable(void);
-bool np_lru_isolate(struct folio *folio);
-void np_lru_isolated_end(struct folio *folio);
 void np_lru_enable(void);
+
+/*
+ * Take @folio off the LRU, with a reference, and count it isolated
+ * (NR_ISOLATED_*, which migrate_folio_done() or np_lru_isolated_end()
+ * counts back). false: busy (racing, pinned, in flight). Inline: the
+ * page-table engine takes a page at a time.
+ */
+static inline bool np_lru_isolate(struct folio *folio)
+{
+	if (!NP_ISOLATE_LRU_OK(np_ksyms.folio_isolate_lru(folio)))
+		return false;
+	node_stat_mod_folio(folio, NR_ISOLATED_ANON + folio_is_file_lru(folio),
+			    folio_nr_pages(folio));
+	return true;
+}
+
+/* @folio, isolated by np_lru_isolate(), is no longer counted isolated. */
+static inline void np_lru_isolated_end(struct folio *folio)
+{
+	node_stat_mod_folio(folio, NR_ISOLATED_ANON + folio_is_file_lru(folio),
+			    -folio_nr_pages(folio));
+}
 
 /* module/engine-batch.c */
 bool np_engine_batch_available(void);
