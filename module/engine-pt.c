@@ -769,12 +769,14 @@ void np_pt_unmap(struct migrate_vma *args, s32 *target)
 	 * from here on but speculative ones, which folio_migrate_mapping()
 	 * refuses.
 	 */
-	for (j = 0; j < args->npages; j = k) {
-		k = j + np_pfn_entries(args->src, args->npages, j);
-		if ((args->src[j] & MIGRATE_PFN_MIGRATE) &&
-		    folio_ref_count(page_folio(migrate_pfn_to_page(args->src[j]))) != 1)
-			for (; j < k; j++)
-				target[j] = -1;
+	for (j = 0; j < args->npages; j++) {
+		if ((args->src[j] & (MIGRATE_PFN_MIGRATE | NP_PFN_TAIL)) !=
+		    MIGRATE_PFN_MIGRATE)
+			continue;
+		folio = page_folio(migrate_pfn_to_page(args->src[j]));
+		if (folio_ref_count(folio) != 1)
+			for (k = 0; k < folio_nr_pages(folio); k++)
+				target[j + k] = -1;
 	}
 	if (mm_has_notifiers(mm))
 		np_mmu_range_end_call(np_ksyms.mmu_range_end, &range);
@@ -859,6 +861,13 @@ static noinline void np_pt_map(struct vm_area_struct *vma, unsigned long addr,
 	}
 }
 
+/* Is entry @j of @args the first of a folio np_pt_unmap() unmapped? */
+static bool np_pt_first(const struct migrate_vma *args, unsigned long j)
+{
+	return (args->src[j] & (MIGRATE_PFN_MIGRATE | NP_PFN_TAIL)) ==
+	       MIGRATE_PFN_MIGRATE;
+}
+
 /* The entries entry @j of @args stands for (copy.h np_pfn_entries()). */
 static unsigned long np_pt_nr(const struct migrate_vma *args, unsigned long j)
 {
@@ -876,11 +885,10 @@ static void np_pt_move(struct migrate_vma *args)
 {
 	bool deferred, partially;
 	struct folio *src, *dst;
-	unsigned long j, nr;
+	unsigned long j;
 
-	for (j = 0; j < args->npages; j += nr) {
-		nr = np_pt_nr(args, j);
-		if (!(args->src[j] & MIGRATE_PFN_MIGRATE) || !args->dst[j])
+	for (j = 0; j < args->npages; j++) {
+		if (!np_pt_first(args, j) || !args->dst[j])
 			continue;
 		src = page_folio(migrate_pfn_to_page(args->src[j]));
 		dst = page_folio(migrate_pfn_to_page(args->dst[j]));
@@ -891,7 +899,8 @@ static void np_pt_move(struct migrate_vma *args)
 		if (folio_migrate_mapping(NULL, dst, src, 0)) {
 			folio_unlock(dst);
 			folio_put(dst);
-			memset(args->dst + j, 0, nr * sizeof(*args->dst));
+			memset(args->dst + j, 0,
+			       folio_nr_pages(src) * sizeof(*args->dst));
 			continue;
 		}
 		folio_migrate_flags(dst, src);
@@ -969,10 +978,9 @@ void np_pt_restore(struct np_mig *m, struct migrate_vma *args,
 		}
 		ptep = pmdp ? np_pte_table_lock(mm, pmdp, addr, &ptl) : NULL;
 		/* A folio's entries are in one table (np_pt_large_nr()). */
-		for (; ptep && addr < next; addr += nr << PAGE_SHIFT, ptep += nr) {
-			nr = 1;
+		for (; ptep && addr < next; addr += PAGE_SIZE, ptep++) {
 			j = (addr - args->start) >> PAGE_SHIFT;
-			if (!(args->src[j] & MIGRATE_PFN_MIGRATE))
+			if (!np_pt_first(args, j))
 				continue;
 			nr = np_pt_nr(args, j);
 			spage = migrate_pfn_to_page(args->src[j]);
@@ -991,9 +999,8 @@ void np_pt_restore(struct np_mig *m, struct migrate_vma *args,
 		rcu_read_unlock();
 	}
 	/* The LRU for the batch, off the page table locks. */
-	for (j = 0; j < args->npages; j += nr) {
-		nr = np_pt_nr(args, j);
-		if (!(args->src[j] & MIGRATE_PFN_MIGRATE))
+	for (j = 0; j < args->npages; j++) {
+		if (!np_pt_first(args, j))
 			continue;
 		src = page_folio(migrate_pfn_to_page(args->src[j]));
 		if (args->dst[j]) {
@@ -1002,7 +1009,8 @@ void np_pt_restore(struct np_mig *m, struct migrate_vma *args,
 			folio_add_lru(dst);
 			folio_put(dst);	/* the allocation's reference */
 		} else if (folio_test_large(src) &&
-			   np_pt_to_kernel(m, src, idx0 + j, nr)) {
+			   np_pt_to_kernel(m, src, idx0 + j,
+					   folio_nr_pages(src))) {
 			continue;
 		}
 		np_pt_src_done(src, !args->dst[j]);
