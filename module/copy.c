@@ -213,9 +213,10 @@ static void np_copy_alloc_large(struct np_copy_batch *cb, unsigned int j,
 }
 
 /*
- * Allocate the destinations of entries [@from, @to), node by node. A share
- * takes a large folio's entries with its first, past @to too; the share
- * they fall in leaves them alone.
+ * Allocate the destinations of entries [@from, @to), node by node (every
+ * dst[] is 0 before, np_copy_batch()). A share takes a large folio's
+ * entries with its first, past @to too; the share they fall in leaves them
+ * alone.
  */
 static void np_copy_alloc(struct np_copy_batch *cb, unsigned int from,
 			  unsigned int to)
@@ -226,14 +227,9 @@ static void np_copy_alloc(struct np_copy_batch *cb, unsigned int from,
 	int nid;
 
 	nodes_clear(nodes);
-	for (j = from; j < to; j++) {
-		if (cb->src[j] & NP_PFN_TAIL)
-			continue;
-		nr = np_copy_nr(cb, j);
-		memset(cb->dst + j, 0, nr * sizeof(*cb->dst));
-		if (np_copy_wanted(cb, j))
+	for (j = from; j < to; j++)
+		if (!(cb->src[j] & NP_PFN_TAIL) && np_copy_wanted(cb, j))
 			node_set(cb->target[j], nodes);
-	}
 	for_each_node_mask(nid, nodes) {
 		for (j = from, n = 0; j < to; j++) {
 			if ((cb->src[j] & NP_PFN_TAIL) || cb->target[j] != nid ||
@@ -434,6 +430,8 @@ void np_copy_batch(struct np_copy_batch *cb)
 	u64 t0 = ktime_get_ns();
 
 	memset(cb->shares, 0, sizeof(cb->shares));
+	/* Before the shares: a large folio's entries may span two of them. */
+	memset(cb->dst, 0, cb->nr * sizeof(*cb->dst));
 	cb->workers = np_par_workers(cb->nr, nid, NP_COPY_SHARE_MIN);
 	np_par_run(cb->nr, cb->workers, nid, np_copy_share, cb);
 	for (i = 0; i < cb->workers; i++) {
