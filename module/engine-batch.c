@@ -97,12 +97,12 @@ int np_engine_batch_begin(struct np_mig *m)
 	if (!b)
 		return -ENOMEM;
 	m->batch = b;
-	b->src = kvmalloc_array(n, sizeof(*b->src), NP_GFP_CALL);
-	b->dst = kvmalloc_array(n, sizeof(*b->dst), NP_GFP_CALL);
-	b->target = kvmalloc_array(n, sizeof(*b->target), NP_GFP_CALL);
-	b->pages = kvmalloc_array(n, sizeof(*b->pages), NP_GFP_CALL);
-	b->slots = kvmalloc_array(n, sizeof(*b->slots), NP_GFP_CALL);
-	m->held = kvmalloc_array(n, sizeof(*m->held), NP_GFP_CALL);
+	b->src = np_call_array_alloc(n, sizeof(*b->src), 0);
+	b->dst = np_call_array_alloc(n, sizeof(*b->dst), 0);
+	b->target = np_call_array_alloc(n, sizeof(*b->target), 0);
+	b->pages = np_call_array_alloc(n, sizeof(*b->pages), 0);
+	b->slots = np_call_array_alloc(n, sizeof(*b->slots), 0);
+	m->held = np_call_array_alloc(n, sizeof(*m->held), 0);
 	if (!b->src || !b->dst || !b->target || !b->pages || !b->slots ||
 	    !m->held) {
 		np_engine_batch_end(m);

@@ -210,8 +210,8 @@ static struct np_prealloc *np_prealloc_begin(struct np_kernel_call *c,
 	p = kzalloc(sizeof(*p), NP_GFP_CALL);
 	if (!p)
 		return NULL;
-	p->src = kvmalloc_array(n, sizeof(*p->src), NP_GFP_CALL);
-	p->dst = kvcalloc(n, sizeof(*p->dst), NP_GFP_CALL);
+	p->src = np_call_array_alloc(n, sizeof(*p->src), 0);
+	p->dst = np_call_array_alloc(n, sizeof(*p->dst), __GFP_ZERO);
 	if (!p->src || !p->dst) {
 		kvfree(p->dst);
 		kvfree(p->src);

@@ -331,7 +331,7 @@ static bool np_stretches_overlap(const struct np_stretch *st, unsigned int nr)
 	unsigned int i, k;
 	bool overlap = false;
 
-	s = kvmalloc_array(nr, sizeof(*s), NP_GFP_CALL);
+	s = np_call_array_alloc(nr, sizeof(*s), 0);
 	if (!s)
 		return true;
 	for (i = 0, k = 0; i < nr; i++)
@@ -610,9 +610,9 @@ static int np_migrate_alloc(struct np_mig *m)
 {
 	unsigned int nid, words = BITS_TO_LONGS(m->chunk);
 
-	m->status = kvmalloc_array(m->chunk, sizeof(s32), NP_GFP_CALL);
-	m->target = kvmalloc_array(m->chunk, sizeof(s32), NP_GFP_CALL);
-	m->pending = kvmalloc_array(4 * words, sizeof(long), NP_GFP_CALL);
+	m->status = np_call_array_alloc(m->chunk, sizeof(s32), 0);
+	m->target = np_call_array_alloc(m->chunk, sizeof(s32), 0);
+	m->pending = np_call_array_alloc(4 * words, sizeof(long), 0);
 	m->lists = kcalloc(nr_node_ids, sizeof(*m->lists), NP_GFP_CALL);
 	m->nr_listed = kcalloc(nr_node_ids, sizeof(*m->nr_listed), NP_GFP_CALL);
 	m->node_err = kcalloc(nr_node_ids, sizeof(*m->node_err), NP_GFP_CALL);
@@ -654,7 +654,7 @@ static int np_migrate_run(struct np_mig *m)
 	}
 	lru_off = np_lru_disable();
 	if (a->flags & NUMAPLACE_MIGRATE_PAGES) {
-		st = kvmalloc_array(m->chunk, sizeof(*st), NP_GFP_CALL);
+		st = np_call_array_alloc(m->chunk, sizeof(*st), 0);
 		ret = st ? np_migrate_array(m, st) : -ENOMEM;
 		kvfree(st);
 	} else if (a->len) {

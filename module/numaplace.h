@@ -9,6 +9,9 @@
 #include <linux/gfp.h>
 #include <linux/mutex.h>
 #include <linux/nodemask.h>
+#include <linux/overflow.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
 #include <linux/numaplace.h>
 
 #define NP_NAME "numaplace"
@@ -19,11 +22,33 @@
  * is: charged to the caller's memcg (__GFP_ACCOUNT). When that memcg is
  * full, the call fails with -ENOMEM (or that round's pages stay, with
  * their status) instead of OOM-killing in it: __GFP_RETRY_MAYFAIL makes
- * try_charge_memcg() give up before mem_cgroup_oom() (6.1 to 7.3), and
- * kvmalloc() keeps it for the vmalloc fallback. No warning: a caller's
- * limit is no state of the host.
+ * try_charge_memcg() give up before mem_cgroup_oom() (6.1 to 7.3); arrays
+ * take np_call_array_alloc(). No warning: a caller's limit is no state of
+ * the host.
  */
 #define NP_GFP_CALL	(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN)
+
+/*
+ * kvmalloc_array() for a call's arrays, with NP_GFP_CALL (@zero: 0 or
+ * __GFP_ZERO). Not kvmalloc() itself: given __GFP_RETRY_MAYFAIL, it
+ * leaves out its __GFP_NORETRY from the physically contiguous attempt
+ * (6.1 mm/util.c kvmalloc_node()), and any caller could make a
+ * fragmented host reclaim and compact for an array vmalloc serves as
+ * well. One light kmalloc attempt, then vmalloc, charged, no OOM kill.
+ */
+static inline void *np_call_array_alloc(size_t n, size_t size, gfp_t zero)
+{
+	size_t bytes;
+	void *p;
+
+	if (unlikely(check_mul_overflow(n, size, &bytes)))
+		return NULL;
+	if (bytes <= PAGE_SIZE)
+		return kmalloc(bytes, NP_GFP_CALL | zero);
+	p = kmalloc(bytes, (NP_GFP_CALL & ~__GFP_RETRY_MAYFAIL) |
+			   __GFP_NORETRY | zero);
+	return p ?: __vmalloc(bytes, NP_GFP_CALL | zero);
+}
 
 /**
  * struct np_ioctl_op - one row of the ioctl table (module/dev.c)

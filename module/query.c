@@ -300,7 +300,7 @@ static int np_query_run(struct np_query *q, struct numaplace_query *a)
 	}
 	if (a->flags & NUMAPLACE_QUERY_PAGES) {
 		/* 32 KiB: no high-order allocation needed. */
-		st = kvmalloc_array(NP_QUERY_CHUNK, sizeof(*st), NP_GFP_CALL);
+		st = np_call_array_alloc(NP_QUERY_CHUNK, sizeof(*st), 0);
 		if (!st)
 			goto free_segs;
 		ret = np_query_array(q, a, st);

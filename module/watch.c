@@ -384,12 +384,12 @@ static struct np_watch *np_watch_alloc(struct mm_struct *mm,
 	unsigned long i, nr_pages = (end - start) >> PAGE_SHIFT;
 	struct np_watch *w;
 
-	w = kzalloc(sizeof(*w), GFP_KERNEL_ACCOUNT);
+	w = kzalloc(sizeof(*w), NP_GFP_CALL);
 	if (!w)
 		return NULL;
 	w->nr_nodes = nr_node_ids;
-	w->nodes = kvmalloc_array(nr_pages, sizeof(u16), GFP_KERNEL_ACCOUNT);
-	w->totals = kcalloc(w->nr_nodes + 1, sizeof(u64), GFP_KERNEL_ACCOUNT);
+	w->nodes = np_call_array_alloc(nr_pages, sizeof(u16), 0);
+	w->totals = kcalloc(w->nr_nodes + 1, sizeof(u64), NP_GFP_CALL);
 	w->gone_rec = np_watch_rec_alloc(w);
 	if (!w->nodes || !w->totals || !w->gone_rec) {
 		kvfree(w->nodes);

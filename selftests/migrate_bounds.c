@@ -205,7 +205,10 @@ TEST_F_TIMEOUT(migrate_bounds, extra_memory_bounded, 180)
 /* 64 MiB: a round's arrays (a round of batch_pages at most) past the
  * memcg's first precharge (64 pages). */
 #define NP_CHARGED_PAGES	16384
-/* The round's src, dst, target, pages, slots, held: 8 bytes each. */
+/*
+ * Bytes a page of a round: the batched arrays (src, dst, pages, held: 8;
+ * target, slots: 4) and the call's status and target (4 each).
+ */
 #define NP_CHARGED_BYTES_PER_PAGE	48
 
 /* What the child tells the test, in memory shared with it. */

@@ -599,19 +599,37 @@ static int np_tight_parent_wait(struct np_memcg_tight *t, int step,
 	return 0;
 }
 
+/*
+ * memory.max at what the memcg holds, its precharge drained. A drain is
+ * skipped while another runs anywhere (6.1 drain_all_stock()'s trylock)
+ * and other CPUs' are queued work: NP_TIGHT_DRAINS writes of memory.high
+ * 0, and memory.max lowered again while memory.current still falls.
+ */
+#define NP_TIGHT_DRAINS		3
+
 static int np_tight_fill(const char *cg, struct np_memcg_tight *t)
 {
+	long cur = -1;
 	char v[32];
 
-	if (np_memcg_set(cg, "memory.high", "0"))
-		return -EIO;
-	usleep(NP_TIGHT_DRAIN_US);
-	t->max = np_memcg_long(cg, "memory.current");
-	snprintf(v, sizeof(v), "%ld", t->max);
-	if (t->max < 0 || np_memcg_set(cg, "memory.max", v) ||
-	    np_memcg_set(cg, "memory.high", "max"))
-		return -EIO;
-	return 0;
+	for (int i = 0; i < NP_TIGHT_DRAINS; i++) {
+		if (np_memcg_set(cg, "memory.high", "0"))
+			return -EIO;
+		usleep(NP_TIGHT_DRAIN_US);
+	}
+	for (int i = 0; i < NP_TIGHT_DRAINS; i++) {
+		cur = np_memcg_long(cg, "memory.current");
+		if (cur < 0)
+			return -EIO;
+		if (i && cur == t->max)
+			break;
+		t->max = cur;
+		snprintf(v, sizeof(v), "%ld", t->max);
+		if (np_memcg_set(cg, "memory.max", v))
+			return -EIO;
+		usleep(NP_TIGHT_DRAIN_US);
+	}
+	return np_memcg_set(cg, "memory.high", "max") ? -EIO : 0;
 }
 
 int np_memcg_tight(const char *name, char *cg, size_t len,
