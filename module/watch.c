@@ -125,12 +125,17 @@ static const struct mmu_interval_notifier_ops np_watch_notifier_ops = {
 	.invalidate = np_watch_invalidate,
 };
 
+/*
+ * A record is the watcher's memory (the worker charges its memcg). In a
+ * full memcg the allocation fails rather than OOM-kill the watcher's
+ * tasks: np_watch_pass() keeps the change marked and tries again a
+ * debounce later.
+ */
 static struct np_watch_rec *np_watch_rec_alloc(struct np_watch *w)
 {
 	struct np_watch_rec *r;
 
-	r = kzalloc(struct_size(r, data, 2 * (w->nr_nodes + 1)),
-		    GFP_KERNEL_ACCOUNT);
+	r = kzalloc(struct_size(r, data, 2 * (w->nr_nodes + 1)), NP_GFP_CALL);
 	if (!r)
 		return NULL;
 	r->before = r->data;

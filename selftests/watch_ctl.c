@@ -3,6 +3,7 @@
  * Placement watches (NUMAPLACE_IOC_WATCH) as a resource, and the readers
  * of their records other than the fd (the streams are watch.c's):
  *  - memcg_charged: records are charged to the watcher's memcg;
+ *  - memcg_full: a full memcg holds a record back, no OOM kill;
  *  - cli: `numaplace watch --json` prints the start and the move;
  *  - cycles: 1,000 watch/close with no slab growth, refcount back, and a
  *    watch fd holds the module;
@@ -101,6 +102,95 @@ TEST_F_TIMEOUT(watch_ctl, memcg_charged, 120)
 	EXPECT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
 	EXPECT_EQ(0, np_memcg_remove(cg));
+}
+
+/*
+ * A record made while the watcher's memcg is full waits: the worker's
+ * allocation fails (no OOM kill in the watcher's memcg) and it tries
+ * again a debounce later, until the memcg has room; then the record
+ * comes, nothing lost. A child in a memcg of its own watches two pages;
+ * with the memcg full (np_memcg_tight()) it zaps one (MADV_DONTNEED,
+ * which frees and charges nothing), and no record may come for
+ * WT_FULL_QUIET_MS; with memory.max "max" again, the record must bring the
+ * stream to the page gone. On d6039bc (GFP_KERNEL_ACCOUNT in the worker)
+ * the child was OOM-killed.
+ */
+#define WT_FULL_QUIET_MS	300	/* 30 debounces of failed allocations */
+
+struct wt_full {
+	unsigned int nr_nodes;
+	int quiet;			/* nothing readable while full */
+	int bad, at;			/* np_wt_follow() afterwards */
+};
+
+static int wt_full_child(const char *cg, void *arg, struct np_memcg_tight *t)
+{
+	struct wt_full *f = arg;
+	__u64 want[NUMAPLACE_WATCH_NODES + 1];
+	struct np_wt_stream s;
+	int wfd, node = -1;
+	__u64 second;
+	char *p;
+
+	p = mmap(NULL, 2 * psz, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return 20;
+	memset(p, 1, 2 * psz);
+	second = (uintptr_t)p + psz;
+	if (np_memcg_enter(cg))
+		return 21;
+	wfd = np_wt_open(0, p, 2 * psz, 9, 0, f->nr_nodes, &s);
+	if (wfd < 0)
+		return 22;
+	if (np_sys_query(0, 1, &second, &node) || node < 0 ||
+	    node >= (int)f->nr_nodes)
+		return 23;
+	memcpy(want, s.totals, sizeof(want));
+	want[node]--;
+	want[f->nr_nodes]++;
+	/* Both calls once: what they touch is faulted here. */
+	f->quiet = np_wt_quiet(wfd, 1);
+	np_memcg_tight_begin(t);
+	madvise(p + psz, psz, MADV_DONTNEED);
+	f->quiet = np_wt_quiet(wfd, WT_FULL_QUIET_MS);
+	np_memcg_tight_end(t);
+	f->bad = np_wt_follow(wfd, &s, want, WT_WAIT_MS);
+	f->at = np_wt_at(&s, want);
+	if (!f->at)
+		np_wt_dump("memcg_full", &s, want);
+	close(wfd);
+	return 0;
+}
+
+TEST_F_TIMEOUT(watch_ctl, memcg_full, 120)
+{
+	struct wt_full *f = mmap(NULL, sizeof(*f), PROT_READ | PROT_WRITE,
+				 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct np_memcg_tight t;
+	char cg[128];
+	int status;
+
+	NP_SKIPPED();
+	ASSERT_NE(MAP_FAILED, f);
+	if (geteuid())
+		SKIP(return, "needs root (cgroups)");
+	memset(f, 0, sizeof(*f));
+	f->nr_nodes = self->w.info.nr_node_ids;
+	status = np_memcg_tight("np-watch-full", cg, sizeof(cg), wt_full_child,
+				f, &t);
+	if (status == -ENOENT)
+		SKIP(return, "no cgroup2 memory controller");
+	ASSERT_LE(0, status);
+	TH_LOG("memcg: memory.max %ld while full", t.max);
+	EXPECT_TRUE(WIFEXITED(status)) TH_LOG("signal %d", WTERMSIG(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(0, t.oom_kill);
+	EXPECT_TRUE(f->quiet);
+	EXPECT_EQ(0, f->bad);
+	EXPECT_TRUE(f->at);
+	EXPECT_EQ(0, np_memcg_remove(cg));
+	munmap(f, sizeof(*f));
 }
 
 /* `numaplace watch --json --count 2`: the start line, then the move. */
