@@ -666,6 +666,13 @@ static void np_pt_set_src(struct migrate_vma *args, unsigned long j,
 				   MIGRATE_PFN_MIGRATE | (k ? NP_PFN_TAIL : 0);
 }
 
+/* Is entry @j of @args the first of a folio np_pt_unmap() unmapped? */
+static bool np_pt_first(const struct migrate_vma *args, unsigned long j)
+{
+	return (args->src[j] & (MIGRATE_PFN_MIGRATE | NP_PFN_TAIL)) ==
+	       MIGRATE_PFN_MIGRATE;
+}
+
 /**
  * np_pt_unmap - unmap the pages of a VMA range the engine takes
  * @args: the range (vma, start, end) and its src array, one entry per page
@@ -770,8 +777,7 @@ void np_pt_unmap(struct migrate_vma *args, s32 *target)
 	 * refuses.
 	 */
 	for (j = 0; j < args->npages; j++) {
-		if ((args->src[j] & (MIGRATE_PFN_MIGRATE | NP_PFN_TAIL)) !=
-		    MIGRATE_PFN_MIGRATE)
+		if (!np_pt_first(args, j))
 			continue;
 		folio = page_folio(migrate_pfn_to_page(args->src[j]));
 		if (folio_ref_count(folio) != 1)
@@ -859,13 +865,6 @@ static noinline void np_pt_map(struct vm_area_struct *vma, unsigned long addr,
 			update_mmu_cache(vma, a, ptep + i);
 		}
 	}
-}
-
-/* Is entry @j of @args the first of a folio np_pt_unmap() unmapped? */
-static bool np_pt_first(const struct migrate_vma *args, unsigned long j)
-{
-	return (args->src[j] & (MIGRATE_PFN_MIGRATE | NP_PFN_TAIL)) ==
-	       MIGRATE_PFN_MIGRATE;
 }
 
 /* The entries entry @j of @args stands for (copy.h np_pfn_entries()). */

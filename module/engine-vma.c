@@ -74,9 +74,10 @@ static void np_vma_alloc_copy(struct np_mig *m, struct migrate_vma *args,
 	}
 }
 
-static void np_vma_batch(struct np_mig *m, struct vm_area_struct *vma,
-			 unsigned long start, unsigned int idx0,
-			 unsigned int nr, unsigned long *src, unsigned long *dst)
+static void np_vma_setup_move(struct np_mig *m, struct vm_area_struct *vma,
+			      unsigned long start, unsigned int idx0,
+			      unsigned int nr, unsigned long *src,
+			      unsigned long *dst)
 {
 	struct migrate_vma args = {
 		.vma = vma,
@@ -117,6 +118,30 @@ static void np_vma_batch(struct np_mig *m, struct vm_area_struct *vma,
 		      ktime_get_ns() - t2);
 }
 
+/* A setup's pages: a page table's, or the call's where it has fewer. */
+static unsigned int np_vma_batch(const struct np_mig *m)
+{
+	return min_t(unsigned int, NP_VMA_BATCH, m->chunk);
+}
+
+/*
+ * The call's src[] and dst[], allocated once (not per stretch): in a
+ * full memcg the call fails with -ENOMEM before it moves anything, as
+ * for the batched engine's arrays.
+ */
+int np_engine_vma_begin(struct np_mig *m)
+{
+	m->vma_pfns = kmalloc_array(2 * np_vma_batch(m), sizeof(*m->vma_pfns),
+				    NP_GFP_CALL);
+	return m->vma_pfns ? 0 : -ENOMEM;
+}
+
+void np_engine_vma_end(struct np_mig *m)
+{
+	kfree(m->vma_pfns);
+	m->vma_pfns = NULL;
+}
+
 /*
  * The last page to move in [@from, @to) that one setup may reach from
  * @from (marked): it stops before a page the range must not cover
@@ -146,27 +171,19 @@ void np_engine_vma_run(struct np_mig *m, unsigned long start,
 		       unsigned int idx0, unsigned int nr_pages)
 {
 	unsigned int i = idx0, end = idx0 + nr_pages, n, limit;
+	unsigned long *src = m->vma_pfns, *dst = src + np_vma_batch(m), addr;
 	struct vm_area_struct *vma;
-	unsigned long *src, *dst, addr;
 
-	i = find_next_bit(m->vma_pending, end, i);
-	if (i >= end)
-		return;
-	src = kmalloc_array(2 * NP_VMA_BATCH, sizeof(*src), NP_GFP_CALL);
-	if (!src)
-		return;		/* left pending: resolve answers -EBUSY */
-	dst = src + NP_VMA_BATCH;
-	for (; i < end; i = find_next_bit(m->vma_pending, end, i + n)) {
+	for (i = find_next_bit(m->vma_pending, end, i); i < end; i = find_next_bit(m->vma_pending, end, i + n)) {
 		addr = start + ((unsigned long)(i - idx0) << PAGE_SHIFT);
 		limit = (pmd_addr_end(addr, ULONG_MAX) - addr) >> PAGE_SHIFT;
 		vma = vma_lookup(m->w.mm, addr);
 		if (vma)
 			limit = min_t(unsigned long, limit,
 				      (vma->vm_end - addr) >> PAGE_SHIFT);
-		limit = min3(limit, end - i, (unsigned int)NP_VMA_BATCH);
+		limit = min3(limit, end - i, np_vma_batch(m));
 		n = np_vma_last(m, i, i + limit) - i + 1;
 		if (vma)
-			np_vma_batch(m, vma, addr, i, n, src, dst);
+			np_vma_setup_move(m, vma, addr, i, n, src, dst);
 	}
-	kfree(src);
 }

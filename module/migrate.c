@@ -647,11 +647,12 @@ static int np_migrate_run(struct np_mig *m)
 	ret = np_migrate_alloc(m);
 	if (ret)
 		goto free;
-	if (m->engines & NUMAPLACE_ENGINE_BATCH) {
+	if (m->engines & NUMAPLACE_ENGINE_BATCH)
 		ret = np_engine_batch_begin(m);
-		if (ret)
-			goto free;
-	}
+	else if (m->engines & NUMAPLACE_ENGINE_VMA)
+		ret = np_engine_vma_begin(m);
+	if (ret)
+		goto free;
 	lru_off = np_lru_disable();
 	if (a->flags & NUMAPLACE_MIGRATE_PAGES) {
 		st = np_call_array_alloc(m->chunk, sizeof(*st), 0);
@@ -666,6 +667,7 @@ static int np_migrate_run(struct np_mig *m)
 	}
 	if (lru_off)
 		np_lru_enable();
+	np_engine_vma_end(m);
 	np_engine_batch_end(m);
 free:
 	np_migrate_free(m);

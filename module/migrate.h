@@ -63,6 +63,8 @@
  *	migrate_vma engine
  * @last_vma_vma: its VMA (NULL: none yet in this stretch)
  * @batch: the batched engine's per-call state
+ * @vma_pfns: the migrate_vma engine's src[] then dst[], a setup's worth
+ *	each (np_engine_vma_begin())
  */
 struct np_mig {
 	struct np_walk w;
@@ -96,6 +98,7 @@ struct np_mig {
 	unsigned int last_vma_idx;
 	struct vm_area_struct *last_vma_vma;
 	struct np_batch *batch;
+	unsigned long *vma_pfns;
 };
 
 /*
@@ -166,6 +169,8 @@ void np_pt_restore(struct np_mig *m, struct migrate_vma *args,
 
 /* module/engine-vma.c */
 bool np_engine_vma_available(void);
+int np_engine_vma_begin(struct np_mig *m);
+void np_engine_vma_end(struct np_mig *m);
 void np_engine_vma_run(struct np_mig *m, unsigned long start,
 		       unsigned int idx0, unsigned int nr_pages);
 
