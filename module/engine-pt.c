@@ -743,6 +743,11 @@ void np_pt_unmap(struct migrate_vma *args, s32 *target)
 				continue;
 			folio = page_folio(page);
 			if (!folio_test_large(folio)) {
+				/*
+				 * np_pt_set_src() and the range update of the
+				 * large path, written out for one page: shared,
+				 * they cost the 4 KiB unmap 3% (icount, 6.12).
+				 */
 				if (!np_pt_unmap_one(vma, addr, ptep, page))
 					continue;
 				args->src[j] = migrate_pfn(page_to_pfn(page)) |
