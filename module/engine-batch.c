@@ -76,38 +76,38 @@ void np_engine_batch_end(struct np_mig *m)
 	if (!b)
 		return;
 	np_copy_dma_put(b->chan);
-	kvfree(m->held);
-	kvfree(b->slots);
-	kvfree(b->pages);
-	kvfree(b->target);
-	kvfree(b->dst);
-	kvfree(b->src);
-	kfree(b);
+	kvfree(b);
 	m->batch = NULL;
 	m->held = NULL;
 }
 
-/* The call's arrays: a round's worth of each. */
+/* The call's state and arrays, a round's worth of each, in one block. */
 int np_engine_batch_begin(struct np_mig *m)
 {
+	size_t bytes = 0, src, dst, target, pages, slots, held;
 	unsigned int n = m->chunk;
 	struct np_batch *b;
+	void *base;
 
-	b = kzalloc(sizeof(*b), NP_GFP_CALL);
-	if (!b)
+	np_carve(&bytes, 1, sizeof(*b));
+	src = np_carve(&bytes, n, sizeof(*b->src));
+	dst = np_carve(&bytes, n, sizeof(*b->dst));
+	target = np_carve(&bytes, n, sizeof(*b->target));
+	pages = np_carve(&bytes, n, sizeof(*b->pages));
+	slots = np_carve(&bytes, n, sizeof(*b->slots));
+	held = np_carve(&bytes, n, sizeof(*m->held));
+	base = np_call_array_alloc(bytes, 1, 0);
+	if (!base)
 		return -ENOMEM;
+	b = base;
+	memset(b, 0, sizeof(*b));
+	b->src = base + src;
+	b->dst = base + dst;
+	b->target = base + target;
+	b->pages = base + pages;
+	b->slots = base + slots;
+	m->held = base + held;
 	m->batch = b;
-	b->src = np_call_array_alloc(n, sizeof(*b->src), 0);
-	b->dst = np_call_array_alloc(n, sizeof(*b->dst), 0);
-	b->target = np_call_array_alloc(n, sizeof(*b->target), 0);
-	b->pages = np_call_array_alloc(n, sizeof(*b->pages), 0);
-	b->slots = np_call_array_alloc(n, sizeof(*b->slots), 0);
-	m->held = np_call_array_alloc(n, sizeof(*m->held), 0);
-	if (!b->src || !b->dst || !b->target || !b->pages || !b->slots ||
-	    !m->held) {
-		np_engine_batch_end(m);
-		return -ENOMEM;
-	}
 	b->dma = READ_ONCE(np_config.dma);
 	if (b->dma)
 		b->chan = np_copy_dma_get();

@@ -606,22 +606,36 @@ static int np_migrate_range(struct np_mig *m, unsigned long start,
 	return 0;
 }
 
+/*
+ * A round's arrays in one block (np_carve()): the per-node ones (zeroed),
+ * the four bitmaps, status and target (each set before it is read).
+ */
 static int np_migrate_alloc(struct np_mig *m)
 {
+	size_t bytes = 0, lists, listed, err, pending, status, target;
 	unsigned int nid, words = BITS_TO_LONGS(m->chunk);
+	void *base;
 
-	m->status = np_call_array_alloc(m->chunk, sizeof(s32), 0);
-	m->target = np_call_array_alloc(m->chunk, sizeof(s32), 0);
-	m->pending = np_call_array_alloc(4 * words, sizeof(long), 0);
-	m->lists = kcalloc(nr_node_ids, sizeof(*m->lists), NP_GFP_CALL);
-	m->nr_listed = kcalloc(nr_node_ids, sizeof(*m->nr_listed), NP_GFP_CALL);
-	m->node_err = kcalloc(nr_node_ids, sizeof(*m->node_err), NP_GFP_CALL);
-	if (!m->status || !m->target || !m->pending || !m->lists ||
-	    !m->nr_listed || !m->node_err)
+	lists = np_carve(&bytes, nr_node_ids, sizeof(*m->lists));
+	listed = np_carve(&bytes, nr_node_ids, sizeof(*m->nr_listed));
+	err = np_carve(&bytes, nr_node_ids, sizeof(*m->node_err));
+	pending = np_carve(&bytes, 4 * words, sizeof(*m->pending));
+	status = np_carve(&bytes, m->chunk, sizeof(*m->status));
+	target = np_carve(&bytes, m->chunk, sizeof(*m->target));
+	base = np_call_array_alloc(bytes, 1, 0);
+	if (!base)
 		return -ENOMEM;
+	memset(base, 0, pending);
+	m->arrays = base;
+	m->lists = base + lists;
+	m->nr_listed = base + listed;
+	m->node_err = base + err;
+	m->pending = base + pending;
 	m->vma_pending = m->pending + words;
 	m->gap_ok = m->pending + 2 * words;
 	m->busy = m->pending + 3 * words;
+	m->status = base + status;
+	m->target = base + target;
 	for (nid = 0; nid < nr_node_ids; nid++)
 		INIT_LIST_HEAD(&m->lists[nid]);
 	return 0;
@@ -629,12 +643,7 @@ static int np_migrate_alloc(struct np_mig *m)
 
 static void np_migrate_free(struct np_mig *m)
 {
-	kfree(m->node_err);
-	kfree(m->nr_listed);
-	kfree(m->lists);
-	kvfree(m->pending);
-	kvfree(m->target);
-	kvfree(m->status);
+	kvfree(m->arrays);
 }
 
 static int np_migrate_run(struct np_mig *m)

@@ -62,6 +62,7 @@
  * @last_vma_idx: chunk index of the last page marked for the batched or
  *	migrate_vma engine
  * @last_vma_vma: its VMA (NULL: none yet in this stretch)
+ * @arrays: the block the arrays above are carved from (np_carve())
  * @batch: the batched engine's per-call state
  * @vma_pfns: the migrate_vma engine's src[] then dst[], a setup's worth
  *	each (np_engine_vma_begin())
@@ -97,6 +98,7 @@ struct np_mig {
 	bool distinct_known;
 	unsigned int last_vma_idx;
 	struct vm_area_struct *last_vma_vma;
+	void *arrays;
 	struct np_batch *batch;
 	unsigned long *vma_pfns;
 };

@@ -50,6 +50,21 @@ static inline void *np_call_array_alloc(size_t n, size_t size, gfp_t zero)
 	return p ?: __vmalloc(bytes, NP_GFP_CALL | zero);
 }
 
+/*
+ * A call's arrays carved out of one np_call_array_alloc(), so that a call
+ * makes one charged allocation, not one per array: np_carve() places @n
+ * elements of @size after those before (at an 8-byte boundary, enough
+ * for any of them) and returns their offset; *@bytes is the block's size
+ * so far. Saturating: an overflow makes a size no allocation meets.
+ */
+static inline size_t np_carve(size_t *bytes, size_t n, size_t size)
+{
+	size_t off = size_add(*bytes, sizeof(u64) - 1) & ~(sizeof(u64) - 1);
+
+	*bytes = size_add(off, size_mul(n, size));
+	return off;
+}
+
 /**
  * struct np_ioctl_op - one row of the ioctl table (module/dev.c)
  * @cmd: the full ioctl number
