@@ -328,7 +328,7 @@ check-man: $(BUILD)/bin/numaplace
 
 # Every kernel is benchmarked even when one fails, and in one guest boot
 # every benchmark runs even when one fails; the status says if any did.
-BENCH_RUN := rc=0; for b in query migrate preload; do \
+BENCH_RUN := rc=0; for b in query migrate calls preload; do \
 	/usr/libexec/numaplace/bench/$$b || rc=1; done; exit $$rc
 # The shim goes where an installed system has it (tools/vm/run now puts it
 # there by itself too; kept for an older run script).
