@@ -49,6 +49,12 @@
  * folio's.
  */
 #define NP_WATCH_DEBOUNCE_MS	10
+/*
+ * A record the watcher's memcg has no room for is tried again after the
+ * debounce, then after twice as long each time, up to this: a memcg left
+ * full does not make the worker reclaim in it a hundred times a second.
+ */
+#define NP_WATCH_NOMEM_MAX_MS	1000
 /* Passes a change is held back while the range changes under the walk. */
 #define NP_WATCH_SETTLE_PASSES	8
 /* Pages walked per mmap-lock hold: as QUERY (under a millisecond). */
@@ -127,15 +133,17 @@ static const struct mmu_interval_notifier_ops np_watch_notifier_ops = {
 
 /*
  * A record is the watcher's memory (the worker charges its memcg). In a
- * full memcg the allocation fails rather than OOM-kill the watcher's
- * tasks: np_watch_pass() keeps the change marked and tries again a
- * debounce later.
+ * full memcg the allocation fails after one round of reclaim
+ * (__GFP_NORETRY), rather than OOM-kill the watcher's tasks:
+ * np_watch_pass() keeps the change marked and tries again later
+ * (NP_WATCH_NOMEM_MAX_MS).
  */
 static struct np_watch_rec *np_watch_rec_alloc(struct np_watch *w)
 {
 	struct np_watch_rec *r;
 
-	r = kzalloc(struct_size(r, data, 2 * (w->nr_nodes + 1)), NP_GFP_CALL);
+	r = kzalloc(struct_size(r, data, 2 * (w->nr_nodes + 1)),
+		    GFP_KERNEL_ACCOUNT | __GFP_NORETRY | __GFP_NOWARN);
 	if (!r)
 		return NULL;
 	r->before = r->data;
@@ -304,9 +312,17 @@ static void np_watch_pass(struct np_watch *w, unsigned long start,
 	if (!w->pending) {
 		w->pending = np_watch_rec_alloc(w);
 		if (!w->pending) {
-			np_watch_again(w, start, end);
+			w->nomem_ms = clamp_t(unsigned int, 2 * w->nomem_ms,
+					      NP_WATCH_DEBOUNCE_MS,
+					      NP_WATCH_NOMEM_MAX_MS);
+			spin_lock(&w->lock);
+			np_watch_mark(w, start, end);
+			spin_unlock(&w->lock);
+			queue_delayed_work(system_unbound_wq, &w->work,
+					   msecs_to_jiffies(w->nomem_ms));
 			return;
 		}
+		w->nomem_ms = 0;
 		memcpy(w->pending->before, w->totals,
 		       (w->nr_nodes + 1) * sizeof(u64));
 	}

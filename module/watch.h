@@ -59,6 +59,8 @@ struct np_watch_rec {
  * @nodes: per page of the range, its node or NP_WATCH_UNPLACED
  * @totals: pages per node, then the unplaced pages (@nr_nodes + 1)
  * @pending: the record being built: changes not reported yet (or NULL)
+ * @nomem_ms: how long the worker last waited for room for @pending in
+ *	the watcher's memcg (0: it had room)
  * @saw: NP_WATCH_SAW_* of @pending
  * @unsettled: passes @pending was held back
  * @busy_start: first page under migration seen by this pass
@@ -93,6 +95,7 @@ struct np_watch {
 	u16 *nodes;
 	u64 *totals;
 	struct np_watch_rec *pending;
+	unsigned int nomem_ms;
 	unsigned int saw;
 	unsigned int unsettled;
 	unsigned long busy_start;

@@ -639,6 +639,7 @@ int np_memcg_tight(const char *name, char *cg, size_t len,
 {
 	struct np_memcg_tight *t;
 	int ret, status = -1;
+	long max_events = 0;
 	pid_t pid;
 
 	ret = np_memcg_make(name, cg, len);
@@ -662,11 +663,14 @@ int np_memcg_tight(const char *name, char *cg, size_t len,
 	if (!ret)
 		ret = np_tight_fill(cg, t);
 	if (!ret) {
+		max_events = np_memcg_key(cg, "memory.events", "max");
 		t->step = NP_TIGHT_FULL;
 		ret = np_tight_parent_wait(t, NP_TIGHT_CALLED, pid, &status);
 	}
 	/* Read also when the child is gone: an OOM kill ends it early. */
 	t->oom_kill = np_memcg_key(cg, "memory.events", "oom_kill");
+	t->nr_max_events = np_memcg_key(cg, "memory.events", "max") -
+			   max_events;
 	if (!ret) {
 		ret = np_memcg_set(cg, "memory.max", "max") ? -EIO : 0;
 		t->step = NP_TIGHT_FREE;

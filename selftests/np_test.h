@@ -618,6 +618,7 @@ struct np_memcg_tight {
 	volatile int step;	/* the two processes' handshake */
 	long max;		/* memory.max for the call, bytes */
 	long oom_kill;		/* memory.events oom_kill after it */
+	long nr_max_events;	/* memory.events max: how many while full */
 };
 
 int np_memcg_tight(const char *name, char *cg, size_t len,

@@ -111,14 +111,17 @@ TEST_F_TIMEOUT(watch_ctl, memcg_charged, 120)
  * comes, nothing lost. A child in a memcg of its own watches two pages;
  * with the memcg full (np_memcg_tight()) it zaps one (MADV_DONTNEED,
  * which frees and charges nothing), and no record may come for
- * WT_FULL_QUIET_MS; with memory.max "max" again, the record must bring the
- * stream to the page gone. On d6039bc (GFP_KERNEL_ACCOUNT in the worker)
- * the child was OOM-killed.
+ * WT_FULL_QUIET_MS, while the memcg counts the worker's failed charges
+ * (memory.events max: the worker did try); with memory.max "max" again,
+ * the record must bring the stream to the page gone. No THP (a collapse
+ * before the zap would leave a record allocated). On d6039bc
+ * (GFP_KERNEL_ACCOUNT in the worker) the child was OOM-killed.
  */
-#define WT_FULL_QUIET_MS	300	/* 30 debounces of failed allocations */
+#define WT_FULL_QUIET_MS	300	/* the worker's tries at 10, 20, 40, 80 ms... */
 
 struct wt_full {
 	unsigned int nr_nodes;
+	int zapped;			/* MADV_DONTNEED while full */
 	int quiet;			/* nothing readable while full */
 	int bad, at;			/* np_wt_follow() afterwards */
 };
@@ -136,6 +139,8 @@ static int wt_full_child(const char *cg, void *arg, struct np_memcg_tight *t)
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return 20;
+	if (madvise(p, 2 * psz, MADV_NOHUGEPAGE))
+		return 24;
 	memset(p, 1, 2 * psz);
 	second = (uintptr_t)p + psz;
 	if (np_memcg_enter(cg))
@@ -152,7 +157,7 @@ static int wt_full_child(const char *cg, void *arg, struct np_memcg_tight *t)
 	/* Both calls once: what they touch is faulted here. */
 	f->quiet = np_wt_quiet(wfd, 1);
 	np_memcg_tight_begin(t);
-	madvise(p + psz, psz, MADV_DONTNEED);
+	f->zapped = !madvise(p + psz, psz, MADV_DONTNEED);
 	f->quiet = np_wt_quiet(wfd, WT_FULL_QUIET_MS);
 	np_memcg_tight_end(t);
 	f->bad = np_wt_follow(wfd, &s, want, WT_WAIT_MS);
@@ -182,10 +187,13 @@ TEST_F_TIMEOUT(watch_ctl, memcg_full, 120)
 	if (status == -ENOENT)
 		SKIP(return, "no cgroup2 memory controller");
 	ASSERT_LE(0, status);
-	TH_LOG("memcg: memory.max %ld while full", t.max);
+	TH_LOG("memcg: memory.max %ld while full, %ld charges failed", t.max,
+	       t.nr_max_events);
 	EXPECT_TRUE(WIFEXITED(status)) TH_LOG("signal %d", WTERMSIG(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
 	EXPECT_EQ(0, t.oom_kill);
+	EXPECT_TRUE(f->zapped);
+	EXPECT_LT(0, t.nr_max_events) TH_LOG("the worker never charged");
 	EXPECT_TRUE(f->quiet);
 	EXPECT_EQ(0, f->bad);
 	EXPECT_TRUE(f->at);
