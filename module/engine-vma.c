@@ -131,14 +131,14 @@ static unsigned int np_vma_batch(const struct np_mig *m)
  */
 int np_engine_vma_begin(struct np_mig *m)
 {
-	m->vma_pfns = kmalloc_array(2 * np_vma_batch(m), sizeof(*m->vma_pfns),
-				    NP_GFP_CALL);
+	m->vma_pfns = np_call_array_alloc(2 * np_vma_batch(m),
+					  sizeof(*m->vma_pfns), 0);
 	return m->vma_pfns ? 0 : -ENOMEM;
 }
 
 void np_engine_vma_end(struct np_mig *m)
 {
-	kfree(m->vma_pfns);
+	kvfree(m->vma_pfns);
 	m->vma_pfns = NULL;
 }
 
@@ -171,10 +171,12 @@ void np_engine_vma_run(struct np_mig *m, unsigned long start,
 		       unsigned int idx0, unsigned int nr_pages)
 {
 	unsigned int i = idx0, end = idx0 + nr_pages, n, limit;
-	unsigned long *src = m->vma_pfns, *dst = src + np_vma_batch(m), addr;
+	unsigned long *src = m->vma_pfns, *dst = src + np_vma_batch(m);
 	struct vm_area_struct *vma;
+	unsigned long addr;
 
-	for (i = find_next_bit(m->vma_pending, end, i); i < end; i = find_next_bit(m->vma_pending, end, i + n)) {
+	for (i = find_next_bit(m->vma_pending, end, i); i < end;
+	     i = find_next_bit(m->vma_pending, end, i + n)) {
 		addr = start + ((unsigned long)(i - idx0) << PAGE_SHIFT);
 		limit = (pmd_addr_end(addr, ULONG_MAX) - addr) >> PAGE_SHIFT;
 		vma = vma_lookup(m->w.mm, addr);

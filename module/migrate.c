@@ -612,20 +612,21 @@ static int np_migrate_range(struct np_mig *m, unsigned long start,
  */
 static int np_migrate_alloc(struct np_mig *m)
 {
-	size_t bytes = 0, lists, listed, err, pending, status, target;
+	size_t bytes = 0, lists, listed, err, zeroed, pending, status, target;
 	unsigned int nid, words = BITS_TO_LONGS(m->chunk);
 	void *base;
 
 	lists = np_carve(&bytes, nr_node_ids, sizeof(*m->lists));
 	listed = np_carve(&bytes, nr_node_ids, sizeof(*m->nr_listed));
 	err = np_carve(&bytes, nr_node_ids, sizeof(*m->node_err));
+	zeroed = bytes;
 	pending = np_carve(&bytes, 4 * words, sizeof(*m->pending));
 	status = np_carve(&bytes, m->chunk, sizeof(*m->status));
 	target = np_carve(&bytes, m->chunk, sizeof(*m->target));
 	base = np_call_array_alloc(bytes, 1, 0);
 	if (!base)
 		return -ENOMEM;
-	memset(base, 0, pending);
+	memset(base, 0, zeroed);
 	m->arrays = base;
 	m->lists = base + lists;
 	m->nr_listed = base + listed;
