@@ -105,24 +105,28 @@ TEST_F_TIMEOUT(watch_ctl, memcg_charged, 120)
 }
 
 /*
- * A record made while the watcher's memcg is full waits: the worker's
- * allocation fails (no OOM kill in the watcher's memcg) and it tries
- * again a debounce later, until the memcg has room; then the record
- * comes, nothing lost. A child in a memcg of its own watches two pages;
- * with the memcg full (np_memcg_tight()) it zaps one (MADV_DONTNEED,
- * which frees and charges nothing), and no record may come for
- * WT_FULL_QUIET_MS, while the memcg counts the worker's failed charges
- * (memory.events max: the worker did try); with memory.max "max" again,
- * the record must bring the stream to the page gone. No THP (a collapse
- * before the zap would leave a record allocated). On d6039bc
- * (GFP_KERNEL_ACCOUNT in the worker) the child was OOM-killed.
+ * A record made while the watcher's memcg is full: the worker's charge
+ * fails (no OOM kill in the watcher's memcg) and it tries again later,
+ * until there is room; then the record comes, nothing lost. A child in a
+ * memcg of its own watches two pages; with the memcg full
+ * (np_memcg_tight()) it zaps one (MADV_DONTNEED, which frees and charges
+ * nothing) and waits WT_FULL_QUIET_MS. The memcg must count the worker's
+ * failed charges (memory.events max: it did meet the full memcg), and no
+ * task may be OOM-killed; with memory.max "max" again, the record must
+ * bring the stream to the page gone. Whether the record already came
+ * while full is logged, not asserted: a small slab object can find room
+ * in a memcg at its memory.max (bytes a per-CPU stock or a freed object
+ * left to its objcg), so a later try may succeed (seen once, 6.1 in
+ * CI: 2 failed charges, then the record). No THP (a collapse before the zap would leave a record
+ * allocated). On d6039bc (GFP_KERNEL_ACCOUNT in the worker) the child was
+ * OOM-killed.
  */
 #define WT_FULL_QUIET_MS	300	/* the worker's tries at 10, 20, 40, 80 ms... */
 
 struct wt_full {
 	unsigned int nr_nodes;
 	int zapped;			/* MADV_DONTNEED while full */
-	int quiet;			/* nothing readable while full */
+	int quiet;			/* nothing readable while full: logged */
 	int bad, at;			/* np_wt_follow() afterwards */
 };
 
@@ -194,7 +198,8 @@ TEST_F_TIMEOUT(watch_ctl, memcg_full, 120)
 	EXPECT_EQ(0, t.oom_kill);
 	EXPECT_TRUE(f->zapped);
 	EXPECT_LT(0, t.nr_max_events) TH_LOG("the worker never charged");
-	EXPECT_TRUE(f->quiet);
+	if (!f->quiet)
+		TH_LOG("the record came while the memcg was full: a retry found room");
 	EXPECT_EQ(0, f->bad);
 	EXPECT_TRUE(f->at);
 	EXPECT_EQ(0, np_memcg_remove(cg));
