@@ -287,14 +287,21 @@ static bool np_watch_take_dirty(struct np_watch *w, unsigned long *start,
 	return !over;
 }
 
-/* Walk [@start, @end) again later: the walk failed or saw a migration. */
-static void np_watch_again(struct np_watch *w, unsigned long start,
-			   unsigned long end)
+/* Walk [@start, @end) again @ms from now (unless the work is queued). */
+static void np_watch_again_in(struct np_watch *w, unsigned long start,
+			      unsigned long end, unsigned int ms)
 {
 	spin_lock(&w->lock);
 	np_watch_mark(w, start, end);
 	spin_unlock(&w->lock);
-	np_watch_queue_work(w);
+	queue_delayed_work(system_unbound_wq, &w->work, msecs_to_jiffies(ms));
+}
+
+/* Walk [@start, @end) again later: the walk failed or saw a migration. */
+static void np_watch_again(struct np_watch *w, unsigned long start,
+			   unsigned long end)
+{
+	np_watch_again_in(w, start, end, NP_WATCH_DEBOUNCE_MS);
 }
 
 /*
@@ -315,11 +322,7 @@ static void np_watch_pass(struct np_watch *w, unsigned long start,
 			w->nomem_ms = clamp_t(unsigned int, 2 * w->nomem_ms,
 					      NP_WATCH_DEBOUNCE_MS,
 					      NP_WATCH_NOMEM_MAX_MS);
-			spin_lock(&w->lock);
-			np_watch_mark(w, start, end);
-			spin_unlock(&w->lock);
-			queue_delayed_work(system_unbound_wq, &w->work,
-					   msecs_to_jiffies(w->nomem_ms));
+			np_watch_again_in(w, start, end, w->nomem_ms);
 			return;
 		}
 		w->nomem_ms = 0;
