@@ -3,7 +3,8 @@
  * Placement watches (NUMAPLACE_IOC_WATCH) as a resource, and the readers
  * of their records other than the fd (the streams are watch.c's):
  *  - memcg_charged: records are charged to the watcher's memcg;
- *  - memcg_full: a full memcg holds a record back, no OOM kill;
+ *  - memcg_full: in a full memcg a record's charge fails, no OOM kill,
+ *    and the record comes once there is room;
  *  - cli: `numaplace watch --json` prints the start and the move;
  *  - cycles: 1,000 watch/close with no slab growth, refcount back, and a
  *    watch fd holds the module;
@@ -116,10 +117,10 @@ TEST_F_TIMEOUT(watch_ctl, memcg_charged, 120)
  * bring the stream to the page gone. Whether the record already came
  * while full is logged, not asserted: a small slab object can find room
  * in a memcg at its memory.max (bytes a per-CPU stock or a freed object
- * left to its objcg), so a later try may succeed (seen once, 6.1 in
- * CI: 2 failed charges, then the record). No THP (a collapse before the zap would leave a record
- * allocated). On d6039bc (GFP_KERNEL_ACCOUNT in the worker) the child was
- * OOM-killed.
+ * left to its objcg), so a later try may succeed (6.1 and 6.12 in the
+ * full suite: 2 failed charges, then the record). No THP (a collapse
+ * before the zap would leave a record allocated). On d6039bc
+ * (GFP_KERNEL_ACCOUNT in the worker) the child was OOM-killed.
  */
 #define WT_FULL_QUIET_MS	300	/* the worker's tries at 10, 20, 40, 80 ms... */
 

@@ -60,7 +60,6 @@ struct np_calls {
 	void *pages[NP_CALL_PAGES_MAX];
 	int nodes[2][NP_CALL_PAGES_MAX];	/* all 0, all 1 */
 	int status[NP_CALL_PAGES_MAX];
-	int last_node;
 	int dropin;			/* -d: B is numaplace_move_pages() */
 };
 
@@ -93,7 +92,6 @@ static int np_calls_ioctl(struct np_calls *c, int node, int all)
 		.len = c->nr_pages * c->psz,
 		.node = node,
 	};
-
 	int ret = ioctl(c->fd, NUMAPLACE_IOC_MIGRATE, &m);
 
 	if (ret || (all && m.nr_moved_pages != c->nr_pages)) {
@@ -144,8 +142,8 @@ static int np_calls_run(void *data, const struct np_bench_side *s,
 {
 	struct np_calls *c = data;
 	uint64_t t0 = np_bench_now_ns();
-	int node = c->last_node, ret;
 	unsigned long i;
+	int node, ret;
 
 	for (i = 0; i < c->nr_calls; i++) {
 		node = np_calls_node(i);
@@ -159,8 +157,8 @@ static int np_calls_run(void *data, const struct np_bench_side *s,
 			return 1;
 	}
 	*ns = (np_bench_now_ns() - t0) / c->nr_calls;
-	c->last_node = node;
-	return np_calls_check(c, node) ? 1 : 0;
+	/* An even count: the last call took the pages back to the source. */
+	return np_calls_check(c, NP_SRC_NODE) ? 1 : 0;
 }
 
 /* @c's buffer of c->nr_pages pages, written, on the source node. */
@@ -228,8 +226,6 @@ static int np_calls_size(struct np_calls *c, unsigned long rounds)
 	char *map;
 	int ret;
 
-	/* Each run ends where it started (an even count): the source. */
-	c->last_node = NP_SRC_NODE;
 	ret = np_calls_map(c, &map, &map_len);
 	if (!ret)
 		ret = np_bench_abba(side, "move_pages(2), nodes[]", np_calls_b(c),
