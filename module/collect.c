@@ -106,6 +106,12 @@ static bool np_vma_engine_takes(struct np_mig *m, struct folio *folio,
 	       folio_test_pmd_mappable(folio);
 }
 
+/* The address of chunk index @i of the stretch being walked. */
+static unsigned long np_mig_addr(const struct np_mig *m, unsigned int i)
+{
+	return m->base + ((unsigned long)(i - m->idx0) << PAGE_SHIFT);
+}
+
 static void np_mig_pending(struct np_mig *m, unsigned int i, unsigned int n,
 			   int target, bool vma)
 {
@@ -196,17 +202,58 @@ static bool np_mig_one_target(const struct np_mig *m, unsigned int i,
 }
 
 /*
+ * Has the call met @folio before, at another of its pages (the one at
+ * chunk index @i is @page)? Asked of its whole span where it maps
+ * linearly around @page: a THP's, an mTHP's, a hugetlb page's.
+ */
+static enum np_seen_what np_collect_met(struct np_mig *m, struct folio *folio,
+					struct page *page, unsigned int i)
+{
+	unsigned long addr = np_mig_addr(m, i);
+	unsigned long off = (unsigned long)folio_page_idx(folio, page) << PAGE_SHIFT;
+	unsigned long lo = addr >= off ? addr - off : 0;
+
+	return np_seen_span(&m->seen, lo, lo + folio_size(folio));
+}
+
+/*
+ * Pages of a folio an earlier entry of this pass handed to an engine:
+ * moving it again for them would undo that, so no engine takes them;
+ * resolve answers them by where the folio is then (np_resolve_again()).
+ */
+static void np_mig_again(struct np_mig *m, unsigned int i, unsigned int n,
+			 int target)
+{
+	unsigned int k;
+
+	if (m->a->policy != NUMAPLACE_POLICY_PER_PAGE)
+		for (k = i; k < i + n; k++)
+			m->target[k] = target;
+	bitmap_set(m->pending, i, n);
+	bitmap_set(m->again, i, n);
+	/* Best effort: the folio's span is marked pending already. */
+	np_seen_mark(&m->seen, np_mig_addr(m, i), n, NP_SEEN_PENDING);
+}
+
+/*
  * One folio of @run, @n of whose pages start at chunk index @i (the first
- * of them @page).
+ * of them @page). A folio the call met before stays where it is (one move
+ * per folio a call): the pages answered then name the node it is on when
+ * the call returns. What the call asks of it now is answered by where it
+ * is: its node where that is the page's target, else -EBUSY, as the
+ * syscall answers a page of a folio an earlier entry took.
  */
 static void np_collect_folio(struct np_mig *m, const struct np_run *run,
 			     struct folio *folio, struct page *page,
 			     unsigned int i, unsigned int n)
 {
 	int nid = run->status, target;
+	enum np_seen_what met;
 	bool vma = false;
 
 	if (folio == m->last_folio) {
+		/* Best effort: its first pages are marked pending already. */
+		np_seen_mark(&m->seen, np_mig_addr(m, i), n, NP_SEEN_PENDING);
 		np_mig_pending(m, i, n, m->last_target, m->last_vma);
 		return;
 	}
@@ -225,8 +272,22 @@ static void np_collect_folio(struct np_mig *m, const struct np_run *run,
 		return;
 	}
 	target = np_mig_target(m, i);
+	met = np_collect_met(m, folio, page, i);
+	if (met == NP_SEEN_PENDING) {
+		np_mig_again(m, i, n, target);
+		return;
+	}
 	if (nid == target) {
-		np_mig_fail(m, i, n, nid);	/* in place: the answer is the node */
+		/*
+		 * In place: the answer is the node, and the folio stays for
+		 * the rest of the call (or -ENOMEM: that could not be noted).
+		 */
+		if (np_seen_mark(&m->seen, np_mig_addr(m, i), n,
+				 NP_SEEN_ANSWERED)) {
+			np_mig_fail(m, i, n, -ENOMEM);
+			return;
+		}
+		np_mig_fail(m, i, n, nid);
 		m->a->nr_in_place_pages += n;
 		np_collect_hold(m, folio, i);
 		return;
@@ -241,6 +302,17 @@ static void np_collect_folio(struct np_mig *m, const struct np_run *run,
 		/* The syscall's allocation would fail in the caller's cpuset. */
 		np_mig_fail(m, i, n, -ENOMEM);
 		np_collect_hold(m, folio, i);
+		return;
+	}
+	if (met == NP_SEEN_ANSWERED) {
+		/* Taken by an earlier entry: it stays on @nid. */
+		np_mig_fail(m, i, n, -EBUSY);
+		np_collect_hold(m, folio, i);
+		return;
+	}
+	/* Later entries must find it taken, or it is not handed on. */
+	if (np_seen_mark(&m->seen, np_mig_addr(m, i), n, NP_SEEN_PENDING)) {
+		np_mig_fail(m, i, n, -ENOMEM);
 		return;
 	}
 	vma = np_vma_engine_takes(m, folio, page, n,
@@ -299,6 +371,21 @@ static unsigned long np_collect_emit(struct np_walk *w, const struct np_run *run
 	return n;
 }
 
+/*
+ * A page of a folio an earlier entry handed to an engine (np_mig_again()),
+ * now on @nid (or gone: an errno): the node where it is its target, else
+ * -EBUSY.
+ */
+static void np_resolve_again(struct np_mig *m, unsigned int k, int nid)
+{
+	if (nid == m->target[k]) {
+		m->status[k] = nid;
+		m->a->nr_in_place_pages++;
+	} else {
+		m->status[k] = nid < 0 ? nid : -EBUSY;
+	}
+}
+
 /* Answer what the engines took: the node each page is on now. */
 static unsigned long np_resolve_emit(struct np_walk *w, const struct np_run *run)
 {
@@ -309,7 +396,9 @@ static unsigned long np_resolve_emit(struct np_walk *w, const struct np_run *run
 	for (k = i; k < i + run->nr_pages; k++) {
 		if (!test_bit(k, m->pending))
 			continue;
-		if (run->status == m->target[k]) {
+		if (test_bit(k, m->again)) {
+			np_resolve_again(m, k, run->status);
+		} else if (run->status == m->target[k]) {
 			m->status[k] = run->status;
 			m->a->nr_moved_pages++;
 		} else {

@@ -400,6 +400,13 @@ static bool np_migrate_busy(struct np_mig *m, const struct np_stretch *st,
 	return any;
 }
 
+/* After a pass: every page of a part is answered (module/seen.c). */
+static void np_seen_settle_part(struct np_mig *m, unsigned long start,
+				unsigned int idx0, unsigned int nr_pages)
+{
+	np_seen_settle(&m->seen, start, m->status + idx0, nr_pages);
+}
+
 /* Collect, migrate and answer one pass over a round's stretches. */
 static int np_migrate_pass(struct np_mig *m, const struct np_stretch *st,
 			   unsigned int nr, unsigned int n)
@@ -410,6 +417,7 @@ static int np_migrate_pass(struct np_mig *m, const struct np_stretch *st,
 
 	bitmap_zero(m->pending, n);
 	bitmap_zero(m->vma_pending, n);
+	bitmap_zero(m->again, n);
 	bitmap_zero(m->gap_ok, n);
 	ret = np_walk_begin(&m->w);
 	if (ret)
@@ -444,6 +452,7 @@ static int np_migrate_pass(struct np_mig *m, const struct np_stretch *st,
 	np_walk_begin_owed(&m->w);
 	np_migrate_parts(m, st, nr, np_resolve_stretch);
 	np_walk_end(&m->w);
+	np_migrate_parts(m, st, nr, np_seen_settle_part);
 	np_migrate_phase(m, NUMAPLACE_PHASE_RESOLVE, t0);
 	memset(m->node_err, 0, nr_node_ids * sizeof(*m->node_err));
 	return 0;
@@ -608,7 +617,7 @@ static int np_migrate_range(struct np_mig *m, unsigned long start,
 
 /*
  * A round's arrays in one block (np_carve()): the per-node ones (zeroed),
- * the four bitmaps, status and target (each set before it is read).
+ * the five bitmaps, status and target (each set before it is read).
  */
 static int np_migrate_alloc(struct np_mig *m)
 {
@@ -620,7 +629,7 @@ static int np_migrate_alloc(struct np_mig *m)
 	listed = np_carve(&bytes, nr_node_ids, sizeof(*m->nr_listed));
 	err = np_carve(&bytes, nr_node_ids, sizeof(*m->node_err));
 	zeroed = bytes;
-	pending = np_carve(&bytes, 4 * words, sizeof(*m->pending));
+	pending = np_carve(&bytes, 5 * words, sizeof(*m->pending));
 	status = np_carve(&bytes, m->chunk, sizeof(*m->status));
 	target = np_carve(&bytes, m->chunk, sizeof(*m->target));
 	base = np_call_array_alloc(bytes, 1, 0);
@@ -635,6 +644,7 @@ static int np_migrate_alloc(struct np_mig *m)
 	m->vma_pending = m->pending + words;
 	m->gap_ok = m->pending + 2 * words;
 	m->busy = m->pending + 3 * words;
+	m->again = m->pending + 4 * words;
 	m->status = base + status;
 	m->target = base + target;
 	for (nid = 0; nid < nr_node_ids; nid++)
@@ -734,6 +744,7 @@ int np_migrate(void *arg)
 		goto put_target;
 	}
 	m->a = a;
+	np_seen_init(&m->seen);
 	m->mems = t.mems;
 	/* As np_target_mems(): consistent under task_lock(). */
 	task_lock(current);
@@ -748,6 +759,7 @@ int np_migrate(void *arg)
 	ret = np_migrate_check_nodes(m);
 	if (!ret)
 		ret = np_migrate_run(m);
+	np_seen_destroy(&m->seen);
 	kfree(m);
 	np_stat_add(NP_STAT_MIGRATE_CALLS, 1);
 	np_genl_migrate_done(a, a->pid ?: task_tgid_vnr(current),

@@ -11,6 +11,7 @@
 #include <linux/vmstat.h>
 
 #include "ksyms.h"
+#include "seen.h"
 #include "walk.h"
 
 /**
@@ -33,6 +34,8 @@
  * @target: per chunk index: the page's target node
  * @pending: chunk indexes handed to an engine: answered after it ran
  * @vma_pending: of those, the ones for the migrate_vma engine
+ * @again: of those, pages of a folio the call met before (np_seen_span()):
+ *	no engine takes them, resolve answers where they are
  * @gap_ok: chunk indexes a migrate_vma range may cover without moving
  *	them (np_range_spans_ok()): collect holds the folio locked
  *	(np_collect_hold(), until np_collect_release()), or saw no page
@@ -66,6 +69,8 @@
  * @batch: the batched engine's per-call state
  * @vma_pfns: the migrate_vma engine's src[] then dst[], a setup's worth
  *	each (np_engine_vma_begin())
+ * @seen: the pages this call has answered with a node, or handed to an
+ *	engine in this pass, by address (module/seen.c)
  */
 struct np_mig {
 	struct np_walk w;
@@ -80,6 +85,7 @@ struct np_mig {
 	s32 *target;
 	unsigned long *pending;
 	unsigned long *vma_pending;
+	unsigned long *again;
 	unsigned long *gap_ok;
 	unsigned long *busy;
 	bool retry;
@@ -101,6 +107,7 @@ struct np_mig {
 	void *arrays;
 	struct np_batch *batch;
 	unsigned long *vma_pfns;
+	struct np_seen seen;
 };
 
 /*
