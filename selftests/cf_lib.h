@@ -48,6 +48,25 @@
 /* The 6.1 harness runs the body after a SKIP() in FIXTURE_SETUP(). */
 #define CF_SKIPPED()	NP_SKIPPED()
 
+/*
+ * The documented differences (Documentation/abi.md) an entry may show,
+ * cf_case.thp_second[]:
+ * @CF_ACCEPT_BUSY: the syscall's -EBUSY for a page of a THP it moved whole;
+ *	numaplace answers the node
+ * @CF_ACCEPT_HUGETLB: the same for a hugetlb page, or 6.1's -EACCES for a
+ *	hugetlb tail address
+ * @CF_ACCEPT_CONTESTED: a folio the entries name with several targets: the
+ *	syscall moves it at each change, numaplace once; numaplace's status
+ *	must be true (its node where that is its target, or -EBUSY, or the
+ *	syscall's errno), where the page ends up is not compared
+ */
+enum cf_accept {
+	CF_ACCEPT_NONE,
+	CF_ACCEPT_BUSY,
+	CF_ACCEPT_HUGETLB,
+	CF_ACCEPT_CONTESTED,
+};
+
 /* What the tests know of the machine. */
 struct cf_env {
 	struct numaplace_info info;
@@ -71,12 +90,7 @@ struct cf_case {
 	int use_seteuid;	/* ... by seteuid() here (pages stay private) */
 	int no_place;		/* the placement is not compared */
 	int null_status;	/* status == NULL */
-	/*
-	 * Entries where the documented difference is accepted: 1, the
-	 * syscall's -EBUSY for a page of a THP it moved whole; 2, the same for
-	 * a hugetlb page, or 6.1's -EACCES for a hugetlb tail address
-	 * (Documentation/abi.md); numaplace answers the node.
-	 */
+	/* Entries where a documented difference is accepted: enum cf_accept. */
 	unsigned char *thp_second;
 	int want_ret;		/* the syscall's return value LTP expects */
 	int want_err;		/* its errno (0: success) */

@@ -329,7 +329,7 @@ static int cf_mp12_hugetlb(struct cf_case *c, const struct cf_env *e,
 		e->b >= 0 ? e->b : e->a);
 	if (arg == 0)
 		for (unsigned long i = 0; i < n; i++)
-			c->thp_second[i] = i % per ? 2 : 0;
+			c->thp_second[i] = i % per ? CF_ACCEPT_HUGETLB : CF_ACCEPT_NONE;
 	c->flags = arg == 2 ? 0 : MPOL_MF_MOVE;
 	c->want_ret = 0;
 	cf_want(c, 0, arg == 2 ? e->a : e->b);
@@ -352,7 +352,7 @@ static int cf_thp_move(struct cf_case *c, const struct cf_env *e, long arg)
 		return -ENOMEM;
 	cf_fill(c, 0, per, p, e->psz, e->b);
 	for (unsigned long i = 1; i < per; i++)
-		c->thp_second[i] = 1;
+		c->thp_second[i] = CF_ACCEPT_BUSY;
 	c->flags = MPOL_MF_MOVE;
 	c->want_ret = 0;
 	cf_want(c, 0, e->b);

@@ -29,8 +29,10 @@
  * inside a THP, repeats of a page. Built twice from the same seed, one
  * copy moved by the syscall, the other by numaplace_move_pages()
  * (MIGRATE_AS_SYSCALL); statuses and final placement must be the same but
- * for the documented difference (Documentation/abi.md): a folio named again
- * inside one batch, the syscall -EBUSY, numaplace the node.
+ * for the documented differences (Documentation/abi.md, cf_rnd_accept()):
+ * a folio named again inside one batch, the syscall -EBUSY, numaplace the
+ * node; a folio named with several targets, which the syscall moves at
+ * each change and numaplace once, every status true.
  */
 #define CF_RND_ROUNDS	16
 #define CF_RND_SLOTS	4
@@ -163,6 +165,61 @@ static int cf_rnd_slot(unsigned long long *s, char *p, enum cf_rnd_kind k,
 	return 0;
 }
 
+/* Is slot kind @k one THP (a folio of 2 MiB)? */
+static int cf_rnd_thp(int k)
+{
+	return k <= CF_RND_THP_ONE || k == CF_RND_THP_HOLE ||
+	       k == CF_RND_THP_ZAP;
+}
+
+/*
+ * The accepted differences of @n entries over slots of @per pages:
+ *  - CF_ACCEPT_CONTESTED: an entry whose folio (a THP slot's, or the page)
+ *    the entries name with more than one target. The syscall moves it at
+ *    each change of target and answers each entry its batch's node, true
+ *    or not when it returns; numaplace moves it once, for the first entry
+ *    that takes it, and answers the others where it is: their node where
+ *    that is their target, else -EBUSY (Documentation/abi.md). Compared:
+ *    numaplace's status is true, and where the page ends up is not.
+ *  - CF_ACCEPT_BUSY: an entry whose folio an earlier entry of its run of
+ *    one target named: the syscall's -EBUSY, numaplace's node.
+ */
+static int cf_rnd_accept(struct cf_case *c, const int *kinds,
+			 unsigned long n, unsigned long per)
+{
+	unsigned char *tgt = calloc(CF_RND_SLOTS * per, 1);
+	unsigned long i, j, pg, sl, g;
+
+	if (!tgt)
+		return -ENOMEM;
+	/* A folio's group: its slot for a THP, else its page. */
+	for (i = 0; i < n; i++) {
+		pg = c->ent_page[i];
+		g = cf_rnd_thp(kinds[pg / per]) ? pg / per * per : pg;
+		tgt[g] |= c->nodes[i] == cf_env.a ? 1 : 2;
+	}
+	for (i = 0; i < n; i++) {
+		pg = c->ent_page[i];
+		sl = pg / per;
+		g = cf_rnd_thp(kinds[sl]) ? sl * per : pg;
+		if (tgt[g] == 3) {
+			c->thp_second[i] = CF_ACCEPT_CONTESTED;
+			continue;
+		}
+		for (j = i; j-- > 0;) {
+			if (c->nodes[j] != c->nodes[i])
+				break;
+			if (c->ent_page[j] == pg ||
+			    (cf_rnd_thp(kinds[sl]) && c->ent_page[j] / per == sl)) {
+				c->thp_second[i] = CF_ACCEPT_BUSY;
+				break;
+			}
+		}
+	}
+	free(tgt);
+	return 0;
+}
+
 /*
  * Entries over the pages of the slots: mostly on from the last page,
  * sometimes a repeat of it, a jump inside its slot or anywhere; targets in
@@ -223,26 +280,8 @@ static int cf_rnd_build(struct cf_case *c, const struct cf_env *e, long arg)
 		c->pages[i] = p + cur * e->psz + cf_rnd_below(&s, e->psz);
 		c->nodes[i] = node;
 	}
-	/*
-	 * The accepted difference: an entry whose folio (a THP slot's, or
-	 * the page) an earlier entry of its run of one target named.
-	 */
-	for (unsigned long i = 1; i < n; i++) {
-		unsigned long pg = c->ent_page[i], sl = pg / per;
-		int thp = kinds[sl] <= CF_RND_THP_ONE ||
-			  kinds[sl] == CF_RND_THP_HOLE ||
-			  kinds[sl] == CF_RND_THP_ZAP;
-
-		for (unsigned long j = i; j-- > 0;) {
-			if (c->nodes[j] != c->nodes[i])
-				break;
-			if (c->ent_page[j] == pg ||
-			    (thp && c->ent_page[j] / per == sl)) {
-				c->thp_second[i] = 1;
-				break;
-			}
-		}
-	}
+	if (cf_rnd_accept(c, kinds, n, per))
+		return -ENOMEM;
 	c->flags = MPOL_MF_MOVE;
 	c->want_ret = 0;
 	return 0;
