@@ -202,6 +202,17 @@ static bool np_mig_one_target(const struct np_mig *m, unsigned int i,
 }
 
 /*
+ * Does the call keep a record of @folio (module/seen.c)? Only where
+ * targets may differ from folio to folio, so that a folio met again could
+ * be sent elsewhere: PER_PAGE, INTERLEAVE. A large folio always; an
+ * order-0 one where an address may be named twice (m->seen_small).
+ */
+static bool np_collect_recorded(const struct np_mig *m, struct folio *folio)
+{
+	return m->seen_on && (m->seen_small || folio_test_large(folio));
+}
+
+/*
  * Has the call met @folio before, at another of its pages (the one at
  * chunk index @i is @page)? Asked of its whole span where it maps
  * linearly around @page: a THP's, an mTHP's, a hugetlb page's.
@@ -209,30 +220,50 @@ static bool np_mig_one_target(const struct np_mig *m, unsigned int i,
 static enum np_seen_what np_collect_met(struct np_mig *m, struct folio *folio,
 					struct page *page, unsigned int i)
 {
-	unsigned long addr = np_mig_addr(m, i);
-	unsigned long off = (unsigned long)folio_page_idx(folio, page) << PAGE_SHIFT;
-	unsigned long lo = addr >= off ? addr - off : 0;
+	unsigned long addr, off, lo;
 
+	if (!np_collect_recorded(m, folio))
+		return NP_SEEN_NONE;
+	addr = np_mig_addr(m, i);
+	off = (unsigned long)folio_page_idx(folio, page) << PAGE_SHIFT;
+	lo = addr >= off ? addr - off : 0;
 	return np_seen_span(&m->seen, lo, lo + folio_size(folio));
+}
+
+/*
+ * Record @n pages from chunk index @i of @folio as @what. 0, or -ENOMEM
+ * (no memory for the record: the caller must not hand the folio on).
+ */
+static int np_collect_mark(struct np_mig *m, struct folio *folio,
+			   unsigned int i, unsigned int n,
+			   enum np_seen_what what)
+{
+	if (!np_collect_recorded(m, folio))
+		return 0;
+	return np_seen_mark(&m->seen, np_mig_addr(m, i), n, what);
 }
 
 /*
  * Pages of a folio an earlier entry of this pass handed to an engine:
  * moving it again for them would undo that, so no engine takes them;
  * resolve answers them by where the folio is then (np_resolve_again()).
+ * Their answer is recorded as theirs (the earlier entry's may fail), or
+ * they answer -ENOMEM now.
  */
-static void np_mig_again(struct np_mig *m, unsigned int i, unsigned int n,
-			 int target)
+static void np_mig_again(struct np_mig *m, struct folio *folio,
+			 unsigned int i, unsigned int n, int target)
 {
 	unsigned int k;
 
+	if (np_collect_mark(m, folio, i, n, NP_SEEN_PENDING)) {
+		np_mig_fail(m, i, n, -ENOMEM);
+		return;
+	}
 	if (m->a->policy != NUMAPLACE_POLICY_PER_PAGE)
 		for (k = i; k < i + n; k++)
 			m->target[k] = target;
 	bitmap_set(m->pending, i, n);
 	bitmap_set(m->again, i, n);
-	/* Best effort: the folio's span is marked pending already. */
-	np_seen_mark(&m->seen, np_mig_addr(m, i), n, NP_SEEN_PENDING);
 }
 
 /*
@@ -252,8 +283,11 @@ static void np_collect_folio(struct np_mig *m, const struct np_run *run,
 	bool vma = false;
 
 	if (folio == m->last_folio) {
-		/* Best effort: its first pages are marked pending already. */
-		np_seen_mark(&m->seen, np_mig_addr(m, i), n, NP_SEEN_PENDING);
+		/*
+		 * Best effort: the folio's first pages, which share these
+		 * pages' fate (one target, one move), hold its record.
+		 */
+		np_collect_mark(m, folio, i, n, NP_SEEN_PENDING);
 		np_mig_pending(m, i, n, m->last_target, m->last_vma);
 		return;
 	}
@@ -274,7 +308,7 @@ static void np_collect_folio(struct np_mig *m, const struct np_run *run,
 	target = np_mig_target(m, i);
 	met = np_collect_met(m, folio, page, i);
 	if (met == NP_SEEN_PENDING) {
-		np_mig_again(m, i, n, target);
+		np_mig_again(m, folio, i, n, target);
 		return;
 	}
 	if (nid == target) {
@@ -282,8 +316,7 @@ static void np_collect_folio(struct np_mig *m, const struct np_run *run,
 		 * In place: the answer is the node, and the folio stays for
 		 * the rest of the call (or -ENOMEM: that could not be noted).
 		 */
-		if (np_seen_mark(&m->seen, np_mig_addr(m, i), n,
-				 NP_SEEN_ANSWERED)) {
+		if (np_collect_mark(m, folio, i, n, NP_SEEN_ANSWERED)) {
 			np_mig_fail(m, i, n, -ENOMEM);
 			return;
 		}
@@ -311,7 +344,7 @@ static void np_collect_folio(struct np_mig *m, const struct np_run *run,
 		return;
 	}
 	/* Later entries must find it taken, or it is not handed on. */
-	if (np_seen_mark(&m->seen, np_mig_addr(m, i), n, NP_SEEN_PENDING)) {
+	if (np_collect_mark(m, folio, i, n, NP_SEEN_PENDING)) {
 		np_mig_fail(m, i, n, -ENOMEM);
 		return;
 	}

@@ -401,8 +401,8 @@ static bool np_migrate_busy(struct np_mig *m, const struct np_stretch *st,
 }
 
 /* After a pass: every page of a part is answered (module/seen.c). */
-static void np_seen_settle_part(struct np_mig *m, unsigned long start,
-				unsigned int idx0, unsigned int nr_pages)
+static void np_migrate_settle_part(struct np_mig *m, unsigned long start,
+				   unsigned int idx0, unsigned int nr_pages)
 {
 	np_seen_settle(&m->seen, start, m->status + idx0, nr_pages);
 }
@@ -452,7 +452,8 @@ static int np_migrate_pass(struct np_mig *m, const struct np_stretch *st,
 	np_walk_begin_owed(&m->w);
 	np_migrate_parts(m, st, nr, np_resolve_stretch);
 	np_walk_end(&m->w);
-	np_migrate_parts(m, st, nr, np_seen_settle_part);
+	if (m->seen_on)
+		np_migrate_parts(m, st, nr, np_migrate_settle_part);
 	np_migrate_phase(m, NUMAPLACE_PHASE_RESOLVE, t0);
 	memset(m->node_err, 0, nr_node_ids * sizeof(*m->node_err));
 	return 0;
@@ -532,6 +533,13 @@ static int np_migrate_array(struct np_mig *m, struct np_stretch *st)
 		nr = np_get_stretches(upages + i, n, st, &m->hold_ok);
 		if (nr < 0)
 			return nr;
+		/*
+		 * A call read whole in its first round, strictly ascending,
+		 * names each page once: its order-0 folios need no record.
+		 * Any other array may name one again in a later round.
+		 */
+		if (!i)
+			m->seen_small = !(n == m->a->count && m->hold_ok);
 		/* Ascending: each page once. Else found out when it matters. */
 		m->distinct = m->hold_ok;
 		m->distinct_known = m->hold_ok;
@@ -745,6 +753,8 @@ int np_migrate(void *arg)
 	}
 	m->a = a;
 	np_seen_init(&m->seen);
+	m->seen_on = a->policy == NUMAPLACE_POLICY_PER_PAGE ||
+		     a->policy == NUMAPLACE_POLICY_INTERLEAVE;
 	m->mems = t.mems;
 	/* As np_target_mems(): consistent under task_lock(). */
 	task_lock(current);

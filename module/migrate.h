@@ -34,8 +34,9 @@
  * @target: per chunk index: the page's target node
  * @pending: chunk indexes handed to an engine: answered after it ran
  * @vma_pending: of those, the ones for the migrate_vma engine
- * @again: of those, pages of a folio the call met before (np_seen_span()):
- *	no engine takes them, resolve answers where they are
+ * @again: of those, pages of a folio an engine has from an earlier entry
+ *	of this pass (np_seen_span()): no engine takes them, resolve
+ *	answers where they are
  * @gap_ok: chunk indexes a migrate_vma range may cover without moving
  *	them (np_range_spans_ok()): collect holds the folio locked
  *	(np_collect_hold(), until np_collect_release()), or saw no page
@@ -71,6 +72,10 @@
  *	each (np_engine_vma_begin())
  * @seen: the pages this call has answered with a node, or handed to an
  *	engine in this pass, by address (module/seen.c)
+ * @seen_on: the call keeps @seen: its targets may differ from folio to
+ *	folio (PER_PAGE, INTERLEAVE)
+ * @seen_small: @seen holds order-0 folios too, not only large ones: an
+ *	address array that may name a page twice (np_migrate_array())
  */
 struct np_mig {
 	struct np_walk w;
@@ -108,6 +113,8 @@ struct np_mig {
 	struct np_batch *batch;
 	unsigned long *vma_pfns;
 	struct np_seen seen;
+	bool seen_on;
+	bool seen_small;
 };
 
 /*

@@ -16,7 +16,8 @@
  * untouched or unmapped), all on node 0. Every page gets a target at
  * random, node 0 or 1, and the call moves them all: through
  * numaplace_move_pages() (AS_SYSCALL), or MIGRATE natively with an address
- * array or a range; the array in ascending or descending order. Then each
+ * array or a range; the array in ascending or descending order, or every
+ * page twice (up, then down, each entry its own target). Then each
  * page's node is asked of the kernel (move_pages(2) with no nodes), and a
  * status that names a node must name that one. The seed is printed;
  * NP_SEEN_SEED replays it.
@@ -70,12 +71,15 @@ FIXTURE_VARIANT(seen)
 {
 	enum np_seen_how how;
 	int down;		/* the array names the pages top down */
+	int twice;		/* ... then every page again, the other way */
 };
 
 FIXTURE_VARIANT_ADD(seen, dropin_up) { .how = NP_SEEN_DROPIN };
 FIXTURE_VARIANT_ADD(seen, dropin_down) { .how = NP_SEEN_DROPIN, .down = 1 };
+FIXTURE_VARIANT_ADD(seen, dropin_twice) { .how = NP_SEEN_DROPIN, .twice = 1 };
 FIXTURE_VARIANT_ADD(seen, array_up) { .how = NP_SEEN_ARRAY };
 FIXTURE_VARIANT_ADD(seen, array_down) { .how = NP_SEEN_ARRAY, .down = 1 };
+FIXTURE_VARIANT_ADD(seen, array_twice) { .how = NP_SEEN_ARRAY, .twice = 1 };
 FIXTURE_VARIANT_ADD(seen, range) { .how = NP_SEEN_RANGE };
 
 FIXTURE_SETUP(seen)
@@ -228,7 +232,8 @@ static int np_seen_call(FIXTURE_DATA(seen) *self,
 TEST_F_TIMEOUT(seen, random_targets_status_true, 180)
 {
 	const size_t psz = self->c.psz, per = NP_PMD / psz;
-	const size_t n = NP_SEEN_SLOTS * per;
+	const size_t np = NP_SEEN_SLOTS * per;
+	const size_t n = variant->twice ? 2 * np : np;
 	unsigned long long s = self->seed;
 	int kinds[NP_SEEN_SLOTS], *nodes, *status, *place;
 	size_t i, k, wrong = 0, moved = 0, busy = 0;
@@ -244,8 +249,9 @@ TEST_F_TIMEOUT(seen, random_targets_status_true, 180)
 	ASSERT_EQ(0, np_seen_build(self, &s, &base, kinds));
 	for (i = 0; i < n; i++) {
 		/* The range variant names the pages in order. */
-		k = variant->how != NP_SEEN_RANGE && variant->down ?
-		    n - 1 - i : i;
+		k = i < np ? i : 2 * np - 1 - i;
+		if (variant->down)
+			k = np - 1 - k;
 		pages[i] = base + k * psz;
 		nodes[i] = np_seen_rnd(&s) & 1;
 	}
