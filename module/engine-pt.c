@@ -58,13 +58,54 @@
 #include "ksyms.h"
 #include "walk.h"
 
+/* Under lockdep, the notifier's map (np_pt_range_start()) is needed too. */
+static bool np_pt_lockdep_map(void)
+{
+#ifdef CONFIG_LOCKDEP
+	return np_ksyms.mmu_range_start_map;
+#else
+	return true;
+#endif
+}
+
 bool np_engine_pt_available(void)
 {
 	return IS_ENABLED(CONFIG_MIGRATION) && IS_ENABLED(CONFIG_MMU_NOTIFIER) &&
 	       np_engine_batch_available() && np_ksyms.folio_isolate_lru &&
 	       np_ksyms.rmap_remove && np_ksyms.rmap_add_anon &&
 	       np_ksyms.flush_tlb_mm_range && np_ksyms.mmu_range_start &&
-	       np_ksyms.mmu_range_end && np_ksyms.swap_migration_ad_supported;
+	       np_ksyms.mmu_range_end && np_ksyms.swap_migration_ad_supported &&
+	       np_pt_lockdep_map();
+}
+
+/*
+ * mmu_notifier_invalidate_range_start() and _end(), inline in the kernel
+ * over the unexported __ entry points, as they are there: might_sleep(),
+ * and under lockdep the start's map, so that lockdep checks this engine's
+ * locks against every subscriber's, as it does the kernel's own callers'.
+ * Return: 0, or a subscriber's refusal (never for a blockable range).
+ */
+static int np_pt_range_start(struct mmu_notifier_range *range)
+{
+	int ret = 0;
+
+	might_sleep();
+#ifdef CONFIG_LOCKDEP
+	lock_map_acquire(np_ksyms.mmu_range_start_map);
+#endif
+	if (mm_has_notifiers(range->mm))
+		ret = np_ksyms.mmu_range_start(range);
+#ifdef CONFIG_LOCKDEP
+	lock_map_release(np_ksyms.mmu_range_start_map);
+#endif
+	return ret;
+}
+
+static void np_pt_range_end(struct mmu_notifier_range *range)
+{
+	might_sleep();
+	if (mm_has_notifiers(range->mm))
+		np_mmu_range_end_call(np_ksyms.mmu_range_end, range);
 }
 
 /*
@@ -705,8 +746,7 @@ void np_pt_unmap(struct migrate_vma *args, s32 *target)
 	 * unmapped and the range is not ended (the kernel's wrapper WARNs).
 	 */
 	np_mmu_range_init(&range, vma, args->start, args->end);
-	if (mm_has_notifiers(mm) &&
-	    WARN_ON_ONCE(np_ksyms.mmu_range_start(&range)))
+	if (WARN_ON_ONCE(np_pt_range_start(&range)))
 		return;
 	update_hiwater_rss(mm);
 	for (addr = args->start; addr < args->end; addr = next) {
@@ -789,8 +829,7 @@ void np_pt_unmap(struct migrate_vma *args, s32 *target)
 			for (k = 0; k < folio_nr_pages(folio); k++)
 				target[j + k] = -1;
 	}
-	if (mm_has_notifiers(mm))
-		np_mmu_range_end_call(np_ksyms.mmu_range_end, &range);
+	np_pt_range_end(&range);
 }
 
 /*

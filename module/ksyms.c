@@ -117,6 +117,10 @@ static const struct {
 	NP_KSYM(flush_tlb_mm_range),
 	NP_KSYM_AS("__mmu_notifier_invalidate_range_start", mmu_range_start, false),
 	NP_KSYM_AS("__mmu_notifier_invalidate_range_end", mmu_range_end, false),
+#ifdef CONFIG_LOCKDEP
+	NP_KSYM_AS("__mmu_notifier_invalidate_range_start_map",
+		   mmu_range_start_map, true),
+#endif
 	NP_KSYM_AS("swap_migration_ad_supported", swap_migration_ad_supported, true),
 #ifdef NP_HAVE_PT_PMD
 	NP_KSYM_AS("folio_remove_rmap_pmd", rmap_remove_pmd, false),

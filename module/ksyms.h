@@ -39,6 +39,10 @@ struct np_ksyms {
 	np_flush_tlb_mm_range_t *flush_tlb_mm_range;
 	typeof(&__mmu_notifier_invalidate_range_start) mmu_range_start;
 	typeof(&__mmu_notifier_invalidate_range_end) mmu_range_end;
+#ifdef CONFIG_LOCKDEP
+	/* data: what mmu_notifier_invalidate_range_start() tells lockdep */
+	struct lockdep_map *mmu_range_start_map;
+#endif
 	/* data: the kernel's migration entries keep the A/D bits */
 	bool *swap_migration_ad_supported;
 #ifdef NP_HAVE_PT_PMD
