@@ -9,7 +9,8 @@
  * disturber changes the memory under both at the same time: munmap and
  * mmap again, mremap (MAYMOVE | FIXED, DONTUNMAP) away and back, fork with
  * a child that checks its copy and writes its own (copy-on-write),
- * MADV_DONTNEED / FREE / PAGEOUT, mprotect, mlock, THP split and collapse,
+ * MADV_DONTNEED / FREE / PAGEOUT, MADV_DONTNEED of the whole aligned 2 MiB
+ * (7.3 frees its page table), mprotect, mlock, THP split and collapse,
  * a second numaplace migration, move_pages(2). The disturber takes the
  * per-page locks of what it changes and records what the page must hold
  * afterwards (the same stamp, zeroes, either). Other tests migrate a
@@ -271,6 +272,13 @@ TEST_F_TIMEOUT(race, madvise, 60)
 {
 	NP_SKIPPED();
 	np_rc_run(_metadata, self, np_rc_madvise, 0);
+}
+
+/* The whole region zapped at once: its page table freed (7.3). */
+TEST_F_TIMEOUT(race, dontneed_pmd, 60)
+{
+	NP_SKIPPED();
+	np_rc_run(_metadata, self, np_rc_dontneed_pmd, 0);
 }
 
 TEST_F_TIMEOUT(race, mprotect, 60)

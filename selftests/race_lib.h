@@ -84,6 +84,7 @@ void np_rc_mremap(struct np_rc *x, __u64 *rng);
 void np_rc_reap(struct np_rc *x, int wait);
 void np_rc_fork(struct np_rc *x, __u64 *rng);
 void np_rc_madvise(struct np_rc *x, __u64 *rng);
+void np_rc_dontneed_pmd(struct np_rc *x, __u64 *rng);
 void np_rc_mprotect(struct np_rc *x, __u64 *rng);
 void np_rc_mlock(struct np_rc *x, __u64 *rng);
 void np_rc_thp(struct np_rc *x, __u64 *rng);

@@ -327,6 +327,25 @@ void np_rc_madvise(struct np_rc *x, __u64 *rng)
 	np_rc_unlock_range(x, i, k);
 }
 
+/*
+ * MADV_DONTNEED over the whole region, one aligned PMD: from 6.14 (7.3
+ * here, CONFIG_PT_RECLAIM) a zap that covers a whole page table frees the
+ * emptied table itself under the mmap read lock (RCU-freed), while a
+ * migration may be walking or unmapping in it: the walker's and the
+ * page-table engine's PMD re-check after pte_offset_map_lock(). Smaller
+ * zaps (np_rc_madvise()) keep the table. Every other step, so that the
+ * writer fills the region again in between.
+ */
+void np_rc_dontneed_pmd(struct np_rc *x, __u64 *rng)
+{
+	if (np_rc_rand(rng) & 1)
+		return;
+	np_rc_lock_range(x, 0, x->n);
+	if (!madvise(x->buf, x->n * psz, MADV_DONTNEED))
+		np_rc_mark(x, 0, x->n, NP_RC_ZERO);
+	np_rc_unlock_range(x, 0, x->n);
+}
+
 void np_rc_mprotect(struct np_rc *x, __u64 *rng)
 {
 	size_t i, k;
