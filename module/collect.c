@@ -132,18 +132,23 @@ static void np_mig_pending(struct np_mig *m, unsigned int i, unsigned int n,
  * move: a page in between that it must leave alone (in place, shared, the
  * kernel engine's) would be unmapped, isolated and remapped for nothing.
  * Holding its lock keeps it out (migrate_vma_setup() skips a page it
- * cannot trylock) for the price of a lock and a reference. Not when the
- * round's address array names a page twice, or may (@hold_ok): the page
- * held as in place could be named again to move.
+ * cannot trylock) for the price of a lock and a reference, until the
+ * ranges that may cover it are set up (np_collect_release_below()). Not
+ * when the round's address array names a page twice, or may (@hold_ok):
+ * the page held as in place could be named again to move. Never in a VMA
+ * the page-table engine takes: it touches only the pages marked for it
+ * (np_pt_unmap()), so a range spans any other page there unlocked.
  */
 static void np_collect_hold(struct np_mig *m, struct folio *folio,
 			    unsigned int i)
 {
 	if (!m->held || !m->hold_ok || m->last_vma_vma != m->w.vma ||
 	    i - m->last_vma_idx > NP_BATCH_GAP || folio_test_large(folio) ||
-	    m->nr_held >= m->chunk || !folio_trylock(folio))
+	    m->nr_held >= m->chunk || np_pt_takes_vma(m, m->w.vma) ||
+	    !folio_trylock(folio))
 		return;
 	folio_get(folio);
+	m->held_idx[m->nr_held] = i;
 	m->held[m->nr_held++] = folio;
 	set_bit(i, m->gap_ok);
 }
@@ -171,18 +176,32 @@ bool np_range_spans_ok(const struct np_mig *m, unsigned int from,
 }
 
 /*
- * Unlock what np_collect_hold() held: the batched engine's unmap is done,
- * no range may count on them any more.
+ * Unlock what np_collect_hold() held below chunk index @idx: the ranges
+ * that could cover them are set up (migrate_vma_setup() has passed them
+ * over), and the ranges still to come start at @idx or later. Held in
+ * chunk index order: the first one at @idx or later stops it.
  */
-void np_collect_release(struct np_mig *m)
+void np_collect_release_below(struct np_mig *m, unsigned int idx)
 {
-	bitmap_zero(m->gap_ok, m->chunk);
-	while (m->nr_held) {
-		struct folio *folio = m->held[--m->nr_held];
+	struct folio *folio;
 
+	for (; m->nr_unheld < m->nr_held; m->nr_unheld++) {
+		if (m->held_idx[m->nr_unheld] >= idx)
+			break;
+		folio = m->held[m->nr_unheld];
+		clear_bit(m->held_idx[m->nr_unheld], m->gap_ok);
 		folio_unlock(folio);
 		folio_put(folio);
 	}
+}
+
+/* Unlock all np_collect_hold() held: the batched engine's unmap is done. */
+void np_collect_release(struct np_mig *m)
+{
+	np_collect_release_below(m, UINT_MAX);
+	bitmap_zero(m->gap_ok, m->chunk);
+	m->nr_held = 0;
+	m->nr_unheld = 0;
 }
 
 /*

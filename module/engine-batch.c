@@ -8,7 +8,10 @@
  *    and unmaps them with one TLB flush per page table for pages not
  *    exclusive to the process (anon-exclusive ones are cleared with a flush
  *    each, the kernel's choice); pages in place in between are kept out by
- *    collect (np_collect_hold());
+ *    collect (np_collect_hold()) until the ranges are set up; the
+ *    page-table engine's ranges (np_pt_unmap()) touch only the pages to
+ *    move. Pages whose target node ran out earlier in the call are not
+ *    unmapped again: they stay, answered -ENOMEM;
  *  - allocate and copy: destinations on the target nodes, in bulk, filled
  *    by a pool of copy workers (module/copy.c), or a DMA engine;
  *  - restore: migrate_vma_pages() moves mapping and flags,
@@ -16,7 +19,8 @@
  *    where anything failed: the data stays where it was) and puts the
  *    batch back.
  * No kernel internals and no IBT question. Runs under the mmap lock held
- * for read since collect (page locks are held across it), outside RCU.
+ * for read since collect, outside RCU. No page lock of collect's is held
+ * while a batch allocates and copies (design.md).
  */
 #include <linux/migrate.h>
 #include <linux/mm.h>
@@ -79,12 +83,13 @@ void np_engine_batch_end(struct np_mig *m)
 	kvfree(b);
 	m->batch = NULL;
 	m->held = NULL;
+	m->held_idx = NULL;
 }
 
 /* The call's state and arrays, a round's worth of each, in one block. */
 int np_engine_batch_begin(struct np_mig *m)
 {
-	size_t bytes = 0, src, dst, target, pages, slots, held;
+	size_t bytes = 0, src, dst, target, pages, slots, held, held_idx;
 	unsigned int n = m->chunk;
 	struct np_batch *b;
 	void *base;
@@ -96,6 +101,7 @@ int np_engine_batch_begin(struct np_mig *m)
 	pages = np_carve(&bytes, n, sizeof(*b->pages));
 	slots = np_carve(&bytes, n, sizeof(*b->slots));
 	held = np_carve(&bytes, n, sizeof(*m->held));
+	held_idx = np_carve(&bytes, n, sizeof(*m->held_idx));
 	base = np_call_array_alloc(bytes, 1, 0);
 	if (!base)
 		return -ENOMEM;
@@ -107,6 +113,7 @@ int np_engine_batch_begin(struct np_mig *m)
 	b->pages = base + pages;
 	b->slots = base + slots;
 	m->held = base + held;
+	m->held_idx = base + held_idx;
 	m->batch = b;
 	b->dma = READ_ONCE(np_config.dma);
 	if (b->dma)
@@ -274,32 +281,46 @@ static void np_batch_stretch(struct np_mig *m, unsigned long start,
 	unsigned int i, last, next, end = idx0 + nr_pages, limit;
 	struct vm_area_struct *vma;
 	unsigned long addr;
+	bool pt;
 
 	for (i = find_next_bit(m->vma_pending, end, idx0); i < end;
 	     i = find_next_bit(m->vma_pending, end, last + 1)) {
-		addr = start + ((unsigned long)(i - idx0) << PAGE_SHIFT);
-		vma = vma_lookup(m->w.mm, addr);
-		if (!vma) {
-			last = i;	/* gone since collect: -EBUSY */
+		last = i;
+		if (m->node_err[m->target[i]]) {
+			/*
+			 * Its node ran out earlier in the call (a batch before,
+			 * a round before): not unmapped for nothing, left where
+			 * it is, answered -ENOMEM (resolve), as migrate_pages()
+			 * gives up at its first -ENOMEM.
+			 */
+			clear_bit(i, m->vma_pending);
 			continue;
 		}
+		addr = start + ((unsigned long)(i - idx0) << PAGE_SHIFT);
+		vma = vma_lookup(m->w.mm, addr);
+		if (!vma)
+			continue;	/* gone since collect: -EBUSY */
+		pt = np_pt_takes_vma(m, vma);
 		limit = min3((unsigned long)end,
 			     i + ((vma->vm_end - addr) >> PAGE_SHIFT),
 			     (unsigned long)i + np_batch_window(addr));
-		for (last = i;; last = next) {
+		for (;; last = next) {
 			next = find_next_bit(m->vma_pending, limit, last + 1);
 			if (next >= limit || next - last > NP_BATCH_GAP ||
-			    !np_range_spans_ok(m, last + 1, next))
+			    m->node_err[m->target[next]] ||
+			    (!pt && !np_range_spans_ok(m, last + 1, next)))
 				break;
 		}
 		if (m->batch->nr_segs == NP_BATCH_SEGS_MAX ||
 		    m->batch->used + last - i + 1 > NP_BATCH_WINDOW_PAGES) {
 			/*
-			 * A batch's worth: copy and restore it. The folios
-			 * collect held stay held to the round's end: they are
-			 * in no batch, and np_range_spans_ok() counts on them
-			 * being locked for the ranges still to come.
+			 * A batch's worth: copy and restore it, with no page
+			 * lock of collect's held below this range (the ranges
+			 * set up have passed those pages over, the ranges to
+			 * come start here); np_range_spans_ok() counts on the
+			 * others being locked for the ranges still to come.
 			 */
+			np_collect_release_below(m, i);
 			np_batch_flush(m);
 		}
 		np_batch_setup(m, vma, start, idx0, i, last);

@@ -714,6 +714,76 @@ static bool np_pt_first(const struct migrate_vma *args, unsigned long j)
 	       MIGRATE_PFN_MIGRATE;
 }
 
+/*
+ * Unmap the pages to move of [@addr, @end), a run inside one page table
+ * whose every page is one collect marked (target >= 0), under one notifier
+ * range of exactly that run (np_pt_unmap()).
+ */
+static void np_pt_unmap_run(struct migrate_vma *args, s32 *target,
+			    unsigned long addr, unsigned long end)
+{
+	struct vm_area_struct *vma = args->vma;
+	struct mm_struct *mm = vma->vm_mm;
+	unsigned long first = ULONG_MAX, last = 0, j, k, nr;
+	struct folio *folio;
+	struct page *page;
+	spinlock_t *ptl;
+	pmd_t *pmdp;
+	pte_t *ptep;
+
+	rcu_read_lock();
+	pmdp = np_pt_pmd(mm, addr);
+	if (pmdp && np_pt_thp_available() && end - addr == HPAGE_PMD_SIZE &&
+	    pmd_trans_huge(np_pmdp_get(pmdp))) {
+		j = (addr - args->start) >> PAGE_SHIFT;
+		page = np_pt_unmap_pmd(vma, addr, pmdp, target + j);
+		if (page) {
+			np_pt_set_src(args, j, page, HPAGE_PMD_NR);
+			pmdp = NULL;
+		}
+	}
+	/* A table, also one a THP was split to since (else NULL). */
+	ptep = pmdp ? np_pte_table_lock(mm, pmdp, addr, &ptl) : NULL;
+	if (!ptep) {
+		rcu_read_unlock();
+		return;
+	}
+	for (; addr < end; addr += nr << PAGE_SHIFT, ptep += nr) {
+		nr = 1;
+		j = (addr - args->start) >> PAGE_SHIFT;
+		page = np_pt_page(ptep_get(ptep), target[j]);
+		if (!page)
+			continue;
+		folio = page_folio(page);
+		if (!folio_test_large(folio)) {
+			/*
+			 * np_pt_set_src() and the range update of the large
+			 * path, written out for one page: shared, they cost
+			 * the 4 KiB unmap 3% (icount, 6.12).
+			 */
+			if (!np_pt_unmap_one(vma, addr, ptep, page))
+				continue;
+			args->src[j] = migrate_pfn(page_to_pfn(page)) |
+				       MIGRATE_PFN_MIGRATE;
+			first = min(first, addr);
+			last = addr;
+			continue;
+		}
+		/* Its other pages' PTEs fail np_pt_large_nr(). */
+		k = np_pt_large_nr(folio, page, ptep, addr, end, target + j);
+		if (!k || !np_pt_unmap_large(vma, addr, ptep, folio, k))
+			continue;
+		nr = k;
+		np_pt_set_src(args, j, page, nr);
+		first = min(first, addr);
+		last = addr + ((nr - 1) << PAGE_SHIFT);
+	}
+	/* No CPU writes the old pages once this returns. */
+	np_pt_flush(mm, first, last);
+	spin_unlock(ptl);
+	rcu_read_unlock();
+}
+
 /**
  * np_pt_unmap - unmap the pages of a VMA range the engine takes
  * @args: the range (vma, start, end) and its src array, one entry per page
@@ -725,93 +795,45 @@ static bool np_pt_first(const struct migrate_vma *args, unsigned long j)
  * behind a migration entry (NP_PFN_TAIL too for a large folio's pages
  * after its first), 0 for the rest (left where they are, answered by
  * resolve). Sets @args->npages.
+ *
+ * Secondary MMUs (KVM, an SVA device) are told of what may be unmapped and
+ * nothing else: one notifier range per run of marked pages within a page
+ * table, as try_to_migrate() sends one per folio mapping; a page left in
+ * place, a gap, a hole gets none.
  */
 void np_pt_unmap(struct migrate_vma *args, s32 *target)
 {
-	struct vm_area_struct *vma = args->vma;
-	struct mm_struct *mm = vma->vm_mm;
-	unsigned long addr, next, first, last, j, k, nr;
+	struct mm_struct *mm = args->vma->vm_mm;
+	unsigned long addr, next, run, end, j, k;
 	struct mmu_notifier_range range;
 	struct folio *folio;
-	struct page *page;
-	spinlock_t *ptl;
-	pmd_t *pmdp;
-	pte_t *ptep;
 
 	args->npages = (args->end - args->start) >> PAGE_SHIFT;
 	memset(args->src, 0, args->npages * sizeof(*args->src));
-	/*
-	 * Blockable, as mmu_notifier_invalidate_range_start() makes it: a
-	 * subscriber may then not refuse. Should one anyway, nothing is
-	 * unmapped and the range is not ended (the kernel's wrapper WARNs).
-	 */
-	np_mmu_range_init(&range, vma, args->start, args->end);
-	if (WARN_ON_ONCE(np_pt_range_start(&range)))
-		return;
 	update_hiwater_rss(mm);
 	for (addr = args->start; addr < args->end; addr = next) {
 		next = pmd_addr_end(addr, args->end);
-		rcu_read_lock();
-		pmdp = np_pt_pmd(mm, addr);
-		ptep = NULL;
-		if (pmdp && np_pt_thp_available() &&
-		    next - addr == HPAGE_PMD_SIZE &&
-		    pmd_trans_huge(np_pmdp_get(pmdp))) {
-			j = (addr - args->start) >> PAGE_SHIFT;
-			page = np_pt_unmap_pmd(vma, addr, pmdp, target + j);
-			if (page) {
-				np_pt_set_src(args, j, page, HPAGE_PMD_NR);
-				pmdp = NULL;
+		for (run = addr; run < next; run = end) {
+			j = (run - args->start) >> PAGE_SHIFT;
+			if (target[j] < 0) {
+				end = run + PAGE_SIZE;
+				continue;
 			}
-		}
-		/* A table, also one a THP was split to since (else NULL). */
-		if (pmdp)
-			ptep = np_pte_table_lock(mm, pmdp, addr, &ptl);
-		if (!ptep) {
-			rcu_read_unlock();
-			continue;
-		}
-		first = ULONG_MAX;
-		last = 0;
-		for (; addr < next; addr += nr << PAGE_SHIFT, ptep += nr) {
-			nr = 1;
-			j = (addr - args->start) >> PAGE_SHIFT;
-			if (target[j] < 0)
+			for (end = run + PAGE_SIZE; end < next; end += PAGE_SIZE)
+				if (target[(end - args->start) >> PAGE_SHIFT] < 0)
+					break;
+			/*
+			 * Blockable, as mmu_notifier_invalidate_range_start()
+			 * makes it: a subscriber may then not refuse. Should
+			 * one anyway, the run stays mapped and its range is
+			 * not ended (the kernel's wrapper WARNs).
+			 */
+			np_mmu_range_init(&range, args->vma, run, end);
+			if (WARN_ON_ONCE(np_pt_range_start(&range)))
 				continue;
-			page = np_pt_page(ptep_get(ptep), target[j]);
-			if (!page)
-				continue;
-			folio = page_folio(page);
-			if (!folio_test_large(folio)) {
-				/*
-				 * np_pt_set_src() and the range update of the
-				 * large path, written out for one page: shared,
-				 * they cost the 4 KiB unmap 3% (icount, 6.12).
-				 */
-				if (!np_pt_unmap_one(vma, addr, ptep, page))
-					continue;
-				args->src[j] = migrate_pfn(page_to_pfn(page)) |
-					       MIGRATE_PFN_MIGRATE;
-				first = min(first, addr);
-				last = addr;
-				continue;
-			} else {
-				/* Its other pages' PTEs fail np_pt_large_nr(). */
-				k = np_pt_large_nr(folio, page, ptep, addr,
-						   next, target + j);
-				if (!k || !np_pt_unmap_large(vma, addr, ptep,
-							     folio, k))
-					continue;
-				nr = k;
-			}
-			np_pt_set_src(args, j, page, nr);
-			first = min(first, addr);
-			last = addr + ((nr - 1) << PAGE_SHIFT);
+			np_pt_unmap_run(args, target, run, end);
+			np_pt_range_end(&range);
 		}
-		/* No CPU writes the old pages once this returns. */
-		np_pt_flush(mm, first, last);
-		spin_unlock(ptl);
-		rcu_read_unlock();
 	}
 	/*
 	 * A reference besides ours (the isolation's) is a holder that may
@@ -829,7 +851,6 @@ void np_pt_unmap(struct migrate_vma *args, s32 *target)
 			for (k = 0; k < folio_nr_pages(folio); k++)
 				target[j + k] = -1;
 	}
-	np_pt_range_end(&range);
 }
 
 /*

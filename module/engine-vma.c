@@ -145,7 +145,7 @@ void np_engine_vma_end(struct np_mig *m)
 /*
  * The last page to move in [@from, @to) that one setup may reach from
  * @from (marked): it stops before a page the range must not cover
- * (np_range_spans_ok()).
+ * (np_range_spans_ok()), or before one whose node ran out.
  */
 static unsigned int np_vma_last(const struct np_mig *m, unsigned int from,
 				unsigned int to)
@@ -153,6 +153,7 @@ static unsigned int np_vma_last(const struct np_mig *m, unsigned int from,
 	unsigned int last = from, next;
 
 	while ((next = find_next_bit(m->vma_pending, to, last + 1)) < to &&
+	       !m->node_err[m->target[next]] &&
 	       np_range_spans_ok(m, last + 1, next))
 		last = next;
 	return last;
@@ -177,6 +178,12 @@ void np_engine_vma_run(struct np_mig *m, unsigned long start,
 
 	for (i = find_next_bit(m->vma_pending, end, i); i < end;
 	     i = find_next_bit(m->vma_pending, end, i + n)) {
+		n = 1;
+		if (m->node_err[m->target[i]]) {
+			/* Its node ran out: left, -ENOMEM (np_batch_stretch()). */
+			clear_bit(i, m->vma_pending);
+			continue;
+		}
 		addr = start + ((unsigned long)(i - idx0) << PAGE_SHIFT);
 		limit = (pmd_addr_end(addr, ULONG_MAX) - addr) >> PAGE_SHIFT;
 		vma = vma_lookup(m->w.mm, addr);

@@ -407,6 +407,23 @@ static void np_migrate_settle_part(struct np_mig *m, unsigned long start,
 	np_seen_settle(&m->seen, start, m->status + idx0, nr_pages);
 }
 
+
+/*
+ * Forget a pass's errors but a full node's: a node that ran out stays out
+ * for the rest of the call, as migrate_pages() stops at its first -ENOMEM
+ * ("when memory is low, don't bother to try to migrate other pages"). The
+ * later passes and rounds neither unmap nor allocate for it (the engines
+ * skip a target whose node_err is set) and answer its pages -ENOMEM.
+ */
+static void np_migrate_node_err_reset(struct np_mig *m)
+{
+	unsigned int nid;
+
+	for (nid = 0; nid < nr_node_ids; nid++)
+		if (m->node_err[nid] != -ENOMEM)
+			m->node_err[nid] = 0;
+}
+
 /* Collect, migrate and answer one pass over a round's stretches. */
 static int np_migrate_pass(struct np_mig *m, const struct np_stretch *st,
 			   unsigned int nr, unsigned int n)
@@ -455,7 +472,7 @@ static int np_migrate_pass(struct np_mig *m, const struct np_stretch *st,
 	if (m->seen_on)
 		np_migrate_parts(m, st, nr, np_migrate_settle_part);
 	np_migrate_phase(m, NUMAPLACE_PHASE_RESOLVE, t0);
-	memset(m->node_err, 0, nr_node_ids * sizeof(*m->node_err));
+	np_migrate_node_err_reset(m);
 	return 0;
 }
 

@@ -48,10 +48,14 @@
  * @next_node: POLICY_INTERLEAVE: the node the next folio goes to
  * @lists: per node, folios isolated for the kernel engine
  * @nr_listed: per node, how many folios @lists holds
- * @node_err: per node, the error of this round's migration to it
+ * @node_err: per node, the error of this pass's migration to it;
+ *	-ENOMEM (the node ran out) for the rest of the call
  * @held: the batched engine's: folios locked by collect to keep them out
- *	of its unmap (np_collect_hold()), unlocked when it is done
+ *	of its migrate_vma ranges (np_collect_hold()), in chunk index order,
+ *	unlocked once no range still to come covers them
+ * @held_idx: the chunk index of each
  * @nr_held: how many
+ * @nr_unheld: how many of the first of them are unlocked already
  * @hold_ok: collect may hold folios this round: range mode, or an address
  *	array whose pages strictly ascend (no page named twice, so none held
  *	is wanted again further on)
@@ -103,7 +107,9 @@ struct np_mig {
 	unsigned int *nr_listed;
 	int *node_err;
 	struct folio **held;
+	unsigned int *held_idx;
 	unsigned int nr_held;
+	unsigned int nr_unheld;
 	bool hold_ok;
 	bool distinct;
 	bool distinct_known;
@@ -171,6 +177,7 @@ int np_engine_batch_begin(struct np_mig *m);
 void np_engine_batch_end(struct np_mig *m);
 void np_engine_batch_run(struct np_mig *m, const struct np_stretch *st,
 			 unsigned int nr);
+void np_collect_release_below(struct np_mig *m, unsigned int idx);
 void np_collect_release(struct np_mig *m);
 
 /* module/engine-pt.c */
