@@ -2,7 +2,7 @@
 #
 # numaplace top-level Makefile.
 #   make deps            install build/test dependencies (root, apt)
-#   make [KVER=...]      build numaplace.ko and the selftests' fake DMA module
+#   make [KVER=...]      build numaplace.ko and the selftests' test modules
 #                        for one kernel (ABI name or short name of
 #                        tools/vm/kernels.conf: 6.1, 6.12, 7.3, ...)
 #   make module          numaplace.ko alone (what DKMS and make install build;
@@ -117,9 +117,10 @@ all: modules tools
 
 # kbuild builds in the source tree; a copy per kernel keeps two kernels'
 # objects apart and lets both builds be incremental.
-# The selftests' fake DMA channel (selftests/kmod, test-only: tools/vm/run
-# puts it in the guest, selftests/dma.c loads it) is built next to it, in
-# a directory of its own (kbuild builds in one M= tree per module set).
+# The selftests' test-only modules (selftests/kmod: the fake DMA channel
+# selftests/dma.c loads, the notifier recorder selftests/migrate_gentle.c
+# loads; tools/vm/run puts them in the guest) are built next to it, in a
+# directory of their own (kbuild builds in one M= tree per module set).
 modules: module $(if $(NP_NO_STATS),,$(KOBJ)/np_fake_dma.ko)
 module: $(KOBJ)/numaplace.ko
 KBUILD_CMD = $(MAKE) -C $(KDIR) M=$(KBUILD_M) NP_WERROR=$(NP_WERROR) NP_NO_STATS=$(NP_NO_STATS) modules
@@ -139,10 +140,11 @@ $(KOBJ)/numaplace.ko: $(MOD_SRC)
 	cp -a Kbuild module uapi $(KOBJ)/
 	$(np_kbuild)
 $(KOBJ)/np_fake_dma.ko: KBUILD_M = $(KOBJ)/fake-dma
-$(KOBJ)/np_fake_dma.ko: selftests/kmod/Kbuild selftests/kmod/np_fake_dma.c
+$(KOBJ)/np_fake_dma.ko: selftests/kmod/Kbuild selftests/kmod/np_fake_dma.c selftests/kmod/np_mn_rec.c
 	@mkdir -p $(KOBJ)/fake-dma
-	cp -a selftests/kmod/Kbuild selftests/kmod/np_fake_dma.c $(KOBJ)/fake-dma/
+	cp -a selftests/kmod/Kbuild selftests/kmod/np_fake_dma.c selftests/kmod/np_mn_rec.c $(KOBJ)/fake-dma/
 	$(np_kbuild)
+	cp $(KOBJ)/fake-dma/np_mn_rec.ko $(KOBJ)/np_mn_rec.ko
 	cp $(KOBJ)/fake-dma/np_fake_dma.ko $@
 
 modules-all:
@@ -312,7 +314,7 @@ checkpatch:
 	perl $(BUILD)/checkpatch/checkpatch.pl --no-tree --terse -f \
 		--ignore LINUX_VERSION_CODE,CONSTANT_COMPARISON \
 		$(wildcard module/*.c module/*.h) $(wildcard uapi/linux/*.h) \
-		selftests/kmod/np_fake_dma.c
+		$(wildcard selftests/kmod/*.c)
 
 # The README's test command: set-up included, so it works on a fresh machine.
 check: deps

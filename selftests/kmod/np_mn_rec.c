@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * np_mn_rec: a test-only secondary MMU for numaplace's selftests
+ * (selftests/migrate_gentle.c). Opening /dev/np_mn_rec registers an mmu
+ * notifier on the opener's mm, as KVM or an SVA device does; every
+ * invalidate_range_start() it is told of is recorded (start, end, event)
+ * until the file is closed. read() hands the records over, oldest first,
+ * after a header that says how many were lost to a full record (each read
+ * empties it); an offset is ignored.
+ */
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/mm.h>
+#include <linux/mmu_notifier.h>
+#include <linux/module.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/uaccess.h>
+
+#define NP_MR_NAME	"np_mn_rec"
+/* Records kept between two reads: a 64 MiB move sends fewer ranges. */
+#define NP_MR_MAX	16384
+
+/* read()'s layout: the header, then nr records (selftests/migrate_gentle.c). */
+struct np_mr_head {
+	__u32 nr;		/* records that follow */
+	__u32 lost;		/* ranges not recorded: the record was full */
+};
+
+struct np_mr_range {
+	__u64 start, end;
+	__u32 event;		/* enum mmu_notifier_event */
+	__u32 blockable;
+};
+
+struct np_mr {
+	struct mmu_notifier mn;
+	struct mm_struct *mm;
+	spinlock_t lock;	/* nr, lost, r[] */
+	unsigned int nr, lost;
+	struct np_mr_range r[NP_MR_MAX];
+};
+
+static int np_mr_start(struct mmu_notifier *mn,
+		       const struct mmu_notifier_range *range)
+{
+	struct np_mr *mr = container_of(mn, struct np_mr, mn);
+	unsigned long flags;
+
+	spin_lock_irqsave(&mr->lock, flags);
+	if (mr->nr < NP_MR_MAX) {
+		mr->r[mr->nr++] = (struct np_mr_range) {
+			.start = range->start,
+			.end = range->end,
+			.event = range->event,
+			.blockable = mmu_notifier_range_blockable(range),
+		};
+	} else {
+		mr->lost++;
+	}
+	spin_unlock_irqrestore(&mr->lock, flags);
+	return 0;
+}
+
+static const struct mmu_notifier_ops np_mr_ops = {
+	.invalidate_range_start = np_mr_start,
+};
+
+static int np_mr_open(struct inode *inode, struct file *file)
+{
+	struct np_mr *mr;
+	int ret;
+
+	if (!current->mm)
+		return -EINVAL;
+	mr = kvzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
+	if (!mr)
+		return -ENOMEM;
+	spin_lock_init(&mr->lock);
+	mr->mn.ops = &np_mr_ops;
+	mr->mm = current->mm;
+	ret = mmu_notifier_register(&mr->mn, mr->mm);
+	if (ret)
+		goto free_mr;
+	file->private_data = mr;
+	return 0;
+
+free_mr:
+	kvfree(mr);
+	return ret;
+}
+
+static int np_mr_release(struct inode *inode, struct file *file)
+{
+	struct np_mr *mr = file->private_data;
+
+	/* Also after the mm's exit (its release took the notifier off). */
+	mmu_notifier_unregister(&mr->mn, mr->mm);
+	kvfree(mr);
+	return 0;
+}
+
+static ssize_t np_mr_read(struct file *file, char __user *buf, size_t len,
+			  loff_t *ppos)
+{
+	struct np_mr *mr = file->private_data;
+	struct np_mr_range *copy;
+	struct np_mr_head head;
+	size_t room, bytes;
+	ssize_t ret;
+
+	if (len < sizeof(head))
+		return -EINVAL;
+	room = min_t(size_t, (len - sizeof(head)) / sizeof(*copy), NP_MR_MAX);
+	copy = kvmalloc_array(NP_MR_MAX, sizeof(*copy), GFP_KERNEL_ACCOUNT);
+	if (!copy)
+		return -ENOMEM;
+	spin_lock_irq(&mr->lock);
+	head.nr = min_t(unsigned int, mr->nr, room);
+	head.lost = mr->lost + (mr->nr - head.nr);
+	memcpy(copy, mr->r, head.nr * sizeof(*copy));
+	mr->nr = 0;
+	mr->lost = 0;
+	spin_unlock_irq(&mr->lock);
+	bytes = head.nr * sizeof(*copy);
+	ret = -EFAULT;
+	if (copy_to_user(buf, &head, sizeof(head)) ||
+	    copy_to_user(buf + sizeof(head), copy, bytes))
+		goto free_copy;
+	ret = sizeof(head) + bytes;
+free_copy:
+	kvfree(copy);
+	return ret;
+}
+
+static const struct file_operations np_mr_fops = {
+	.owner = THIS_MODULE,
+	.open = np_mr_open,
+	.release = np_mr_release,
+	.read = np_mr_read,
+	.llseek = noop_llseek,
+};
+
+static struct miscdevice np_mr_dev = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = NP_MR_NAME,
+	.fops = &np_mr_fops,
+	.mode = 0600,
+};
+
+static int __init np_mr_init(void)
+{
+	return misc_register(&np_mr_dev);
+}
+
+static void __exit np_mr_exit(void)
+{
+	misc_deregister(&np_mr_dev);
+}
+
+module_init(np_mr_init);
+module_exit(np_mr_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("numaplace selftests: a secondary MMU that records invalidations");
