@@ -112,8 +112,14 @@ static unsigned long np_mig_addr(const struct np_mig *m, unsigned int i)
 	return m->base + ((unsigned long)(i - m->idx0) << PAGE_SHIFT);
 }
 
+/*
+ * Chunk indexes [@i, @i + @n) go to an engine, to @target. @head: 1 + the
+ * order of the folio they begin (its first pages in the round), or 0 for
+ * more pages of the folio before them: where the batched engine reserves
+ * a destination of that order before it unmaps (m->head_order).
+ */
 static void np_mig_pending(struct np_mig *m, unsigned int i, unsigned int n,
-			   int target, bool vma)
+			   int target, bool vma, u8 head)
 {
 	unsigned int k;
 
@@ -124,6 +130,10 @@ static void np_mig_pending(struct np_mig *m, unsigned int i, unsigned int n,
 		bitmap_set(m->vma_pending, i, n);
 		m->last_vma_idx = i + n - 1;
 		m->last_vma_vma = m->w.vma;
+		if (m->head_order) {
+			m->head_order[i] = head;
+			memset(m->head_order + i + 1, 0, n - 1);
+		}
 	}
 }
 
@@ -307,7 +317,7 @@ static void np_collect_folio(struct np_mig *m, const struct np_run *run,
 		 * pages' fate (one target, one move), hold its record.
 		 */
 		np_collect_mark(m, folio, i, n, NP_SEEN_PENDING);
-		np_mig_pending(m, i, n, m->last_target, m->last_vma);
+		np_mig_pending(m, i, n, m->last_target, m->last_vma, 0);
 		return;
 	}
 	/*
@@ -384,7 +394,7 @@ static void np_collect_folio(struct np_mig *m, const struct np_run *run,
 			m->nr_listed[target]++;
 		np_collect_hold(m, folio, i);
 	}
-	np_mig_pending(m, i, n, target, vma);
+	np_mig_pending(m, i, n, target, vma, folio_order(folio) + 1);
 	m->last_folio = folio;
 	m->last_target = target;
 	m->last_vma = vma;

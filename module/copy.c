@@ -2,14 +2,18 @@
 /*
  * numaplace: the copy step of the batched engine. A batch is an array of
  * source pages (migrate_pfn() values, as migrate_vma_setup() left them)
- * with their target nodes. Destinations are allocated on the target node
- * in bulk and filled by the caller and up to copy_workers - 1 kernel
- * workers (an unbound workqueue, each work queued on the target node),
- * each a contiguous share of the array. Allocation is part of a share:
- * Debian's kernels zero every new page (init_on_alloc), and that work is
- * spread over the workers too. With np_config.dma a dmaengine memcpy
- * channel copies instead, page by page falling back to the CPU on any
- * error.
+ * with their target nodes. Destinations are reserved on the target node
+ * before the pages are unmapped (np_copy_reserve(), as migrate_pages()
+ * allocates a folio's destination before it unmaps it: a node that runs
+ * out is known before anything is unmapped for it), in bulk, by the
+ * caller and up to copy_workers - 1 kernel workers (an unbound workqueue,
+ * each work queued on the target node), each a contiguous share of the
+ * array: Debian's kernels zero every new page (init_on_alloc), and that
+ * work is spread over the workers. Once the pages are unmapped, the
+ * reservations that fit are kept (np_copy_reserve_check()), and the same
+ * workers fill them (np_copy_batch()). With np_config.dma a dmaengine
+ * memcpy channel copies instead, page by page falling back to the CPU on
+ * any error.
  */
 #include <linux/dma-mapping.h>
 #include <linux/dmaengine.h>
@@ -145,8 +149,8 @@ static unsigned int np_copy_nr(const struct np_copy_batch *cb, unsigned int j)
 	return np_pfn_entries(cb->src, cb->nr, j);
 }
 
-/* Entry @j wants a destination: collected, ours, not there yet. */
-static bool np_copy_wanted(const struct np_copy_batch *cb, unsigned int j)
+/* Entry @j may have a destination: collected, ours, not there yet. */
+static bool np_copy_movable(const struct np_copy_batch *cb, unsigned int j)
 {
 	struct page *spage;
 	int target = cb->target[j];
@@ -154,8 +158,45 @@ static bool np_copy_wanted(const struct np_copy_batch *cb, unsigned int j)
 	if (target < 0 || !(cb->src[j] & MIGRATE_PFN_MIGRATE))
 		return false;
 	spage = migrate_pfn_to_page(cb->src[j]);
-	return spage && page_to_nid(spage) != target &&
-	       !READ_ONCE(cb->node_err[target]) && np_vma_src_ok(spage);
+	return spage && page_to_nid(spage) != target && np_vma_src_ok(spage);
+}
+
+/*
+ * The pages entry @j reserves a destination for, before the unmap: its
+ * folio's (cb->head), or one; 0 for none (a folio's later pages, or a
+ * large folio that would not end inside the batch).
+ */
+static unsigned int np_copy_reserve_nr(const struct np_copy_batch *cb,
+				       unsigned int j)
+{
+	unsigned int nr;
+
+	if (!cb->head)
+		return 1;
+	if (!cb->head[j])
+		return 0;
+	nr = 1U << (cb->head[j] - 1);
+	return j + nr <= cb->nr ? nr : 0;
+}
+
+/*
+ * The pages entry @j wants a destination for: before the unmap (@reserve),
+ * np_copy_reserve_nr(); after it, its folio's, when it may have one and
+ * has none reserved (np_copy_reserve_check()). 0: none, or its node has
+ * run out.
+ */
+static unsigned int np_copy_want(const struct np_copy_batch *cb,
+				 unsigned int j, bool reserve)
+{
+	int target = cb->target[j];
+
+	if (target < 0 || READ_ONCE(cb->node_err[target]))
+		return 0;
+	if (reserve)
+		return np_copy_reserve_nr(cb, j);
+	if ((cb->src[j] & NP_PFN_TAIL) || cb->dst[j] || !np_copy_movable(cb, j))
+		return 0;
+	return np_copy_nr(cb, j);
 }
 
 /*
@@ -213,13 +254,12 @@ static void np_copy_alloc_large(struct np_copy_batch *cb, unsigned int j,
 }
 
 /*
- * Allocate the destinations of entries [@from, @to), node by node (every
- * dst[] is 0 before, np_copy_batch()). A share takes a large folio's
- * entries with its first, past @to too; the share they fall in leaves them
- * alone.
+ * Allocate the destinations entries [@from, @to) want (np_copy_want()),
+ * node by node. A share takes a large folio's entries with its first,
+ * past @to too; the share they fall in leaves them alone.
  */
 static void np_copy_alloc(struct np_copy_batch *cb, unsigned int from,
-			  unsigned int to)
+			  unsigned int to, bool reserve)
 {
 	unsigned int *slots = cb->slots + from;
 	unsigned int j, n, nr;
@@ -228,17 +268,16 @@ static void np_copy_alloc(struct np_copy_batch *cb, unsigned int from,
 
 	nodes_clear(nodes);
 	for (j = from; j < to; j++)
-		if (!(cb->src[j] & NP_PFN_TAIL) && np_copy_wanted(cb, j))
+		if (np_copy_want(cb, j, reserve))
 			node_set(cb->target[j], nodes);
 	for_each_node_mask(nid, nodes) {
 		for (j = from, n = 0; j < to; j++) {
-			if ((cb->src[j] & NP_PFN_TAIL) || cb->target[j] != nid ||
-			    !np_copy_wanted(cb, j))
+			if (cb->target[j] != nid)
 				continue;
-			nr = np_copy_nr(cb, j);
+			nr = np_copy_want(cb, j, reserve);
 			if (nr > 1)
 				np_copy_alloc_large(cb, j, nid, nr);
-			else
+			else if (nr)
 				slots[n++] = j;
 		}
 		if (n)
@@ -380,7 +419,7 @@ static void np_copy_share(void *ctx, unsigned int share, unsigned int from,
 	u64 t0 = ktime_get_ns(), t1;
 	struct page *dpage;
 
-	np_copy_alloc(cb, from, to);
+	np_copy_alloc(cb, from, to, false);
 	t1 = ktime_get_ns();
 	st->alloc_ns = t1 - t0;
 	for (j = from; j < to; j++) {
@@ -419,6 +458,108 @@ static int np_copy_node(const struct np_copy_batch *cb)
 	return NUMA_NO_NODE;
 }
 
+/* np_par_fn: reserve the destinations of one share. */
+static void np_copy_reserve_share(void *ctx, unsigned int share,
+				  unsigned int from, unsigned int to)
+{
+	struct np_copy_batch *cb = ctx;
+	u64 t0 = ktime_get_ns();
+
+	np_copy_alloc(cb, from, to, true);
+	cb->shares[share].alloc_ns = ktime_get_ns() - t0;
+}
+
+/**
+ * np_copy_reserve - destinations for a range before it is unmapped
+ * @cb: @src unused yet; @target: per entry, its node or -1; @head: per
+ *	entry, 1 + the order of the folio that starts there (0: none), or
+ *	NULL: every entry is one page; @dst: out
+ *
+ * As migrate_pages() calls get_new_folio() before try_to_migrate(): a
+ * locked destination in dst[] for each folio to move, of its order; a
+ * node that runs out of base pages is marked in @node_err, and its later
+ * entries get none (the return value says where that starts). A large
+ * folio that gets none (no free folio of its order: the node is not full)
+ * is the kernel engine's (np_copy_reserve_check()). Return: the first
+ * entry left without a destination because its node ran out, or @cb->nr.
+ */
+unsigned int np_copy_reserve(struct np_copy_batch *cb)
+{
+	int nid = np_copy_node(cb);
+	unsigned int i, j;
+
+	memset(cb->shares, 0, sizeof(cb->shares));
+	memset(cb->dst, 0, cb->nr * sizeof(*cb->dst));
+	cb->workers = np_par_workers(cb->nr, nid, NP_COPY_SHARE_MIN);
+	np_par_run(cb->nr, cb->workers, nid, np_copy_reserve_share, cb);
+	for (i = 0; i < cb->workers; i++)
+		cb->alloc_ns += cb->shares[i].alloc_ns;
+	for (j = 0; j < cb->nr; j++)
+		if (cb->target[j] >= 0 && !cb->dst[j] &&
+		    np_copy_reserve_nr(cb, j) && cb->node_err[cb->target[j]])
+			return j;
+	return cb->nr;
+}
+
+/* Free the destination folio at dst[@j] (its first page); its entries: 0. */
+static void np_copy_unreserve(struct np_copy_batch *cb, unsigned int j)
+{
+	struct page *dpage = migrate_pfn_to_page(cb->dst[j]);
+	unsigned int nr = min_t(unsigned int, folio_nr_pages(page_folio(dpage)),
+				cb->nr - j);
+
+	np_copy_drop(cb, j, nr, dpage);
+}
+
+/* Drop the reservations of entries @from on: they will not be unmapped. */
+void np_copy_reserve_cut(struct np_copy_batch *cb, unsigned int from)
+{
+	unsigned int j;
+
+	for (j = from; j < cb->nr; j++)
+		if (cb->dst[j])
+			np_copy_unreserve(cb, j);
+}
+
+/**
+ * np_copy_reserve_check - keep what fits once the range is unmapped
+ * @cb: @src as the unmap left it, @dst as np_copy_reserve() left it
+ *
+ * A reservation is kept for an entry that is the first of a folio to move
+ * (np_copy_movable()) of the reservation's size. The others are freed:
+ * pages that were not unmapped (raced, busy, pinned), a folio split or
+ * collapsed since collect (its pages get destinations in the copy, as
+ * before). A large folio unmapped without a destination gets none after
+ * the unmap either (no GFP_TRANSHUGE allocation while its mappings wait):
+ * its target is cleared, restore maps it back and hands it to the kernel
+ * engine, which allocates first and may split it.
+ */
+void np_copy_reserve_check(struct np_copy_batch *cb)
+{
+	struct page *dpage;
+	unsigned int j, k, nr;
+
+	for (j = 0; j < cb->nr; j += nr) {
+		nr = 1;
+		if (cb->dst[j]) {
+			dpage = migrate_pfn_to_page(cb->dst[j]);
+			if ((cb->src[j] & NP_PFN_TAIL) || !np_copy_movable(cb, j) ||
+			    dpage != folio_page(page_folio(dpage), 0) ||
+			    folio_nr_pages(page_folio(dpage)) != np_copy_nr(cb, j))
+				np_copy_unreserve(cb, j);	/* dst[j] is 0 now */
+		}
+		if ((cb->src[j] & NP_PFN_TAIL) || !np_copy_movable(cb, j))
+			continue;
+		if (cb->dst[j]) {
+			nr = np_copy_nr(cb, j);	/* its tails' are the folio's */
+			continue;
+		}
+		if (np_copy_nr(cb, j) > 1)
+			for (k = 0; k < np_copy_nr(cb, j); k++)
+				cb->target[j + k] = -1;
+	}
+}
+
 /*
  * Allocate and fill destinations for @cb: dst[j] set (a locked page holding
  * the data) for every entry that got one; the totals of the shares in @cb.
@@ -430,8 +571,6 @@ void np_copy_batch(struct np_copy_batch *cb)
 	u64 t0 = ktime_get_ns();
 
 	memset(cb->shares, 0, sizeof(cb->shares));
-	/* Before the shares: a large folio's entries may span two of them. */
-	memset(cb->dst, 0, cb->nr * sizeof(*cb->dst));
 	cb->workers = np_par_workers(cb->nr, nid, NP_COPY_SHARE_MIN);
 	np_par_run(cb->nr, cb->workers, nid, np_copy_share, cb);
 	for (i = 0; i < cb->workers; i++) {

@@ -46,8 +46,11 @@ struct page;
  * @src: migrate_pfn() of each source page, as migrate_vma_setup() left it
  *	(or np_pt_unmap(), whose large folios span several: NP_PFN_TAIL)
  * @dst: out: migrate_pfn() of a locked destination filled with the data,
- *	or 0 (not ours, already on its node, or no memory on the node)
+ *	or 0 (not ours, already on its node, or no memory on the node);
+ *	between np_copy_reserve() and np_copy_batch(), the reservations
  * @target: the node each entry goes to, or -1: leave it
+ * @head: np_copy_reserve(): per entry, 1 + the order of the folio that
+ *	starts there, 0 for none; NULL: one page each
  * @nr: entries
  * @node_err: per node: set to -ENOMEM when the node ran out of memory
  * @pages: scratch, @nr entries
@@ -69,7 +72,8 @@ struct page;
 struct np_copy_batch {
 	unsigned long *src;
 	unsigned long *dst;
-	const s32 *target;
+	s32 *target;
+	const u8 *head;
 	unsigned int nr;
 	int *node_err;
 	struct page **pages;
@@ -99,6 +103,9 @@ void np_par_run(unsigned int nr, unsigned int workers, int nid, np_par_fn fn,
 		void *ctx);
 void np_copy_exit(void);
 bool np_vma_src_ok(struct page *spage);
+unsigned int np_copy_reserve(struct np_copy_batch *cb);
+void np_copy_reserve_cut(struct np_copy_batch *cb, unsigned int from);
+void np_copy_reserve_check(struct np_copy_batch *cb);
 void np_copy_batch(struct np_copy_batch *cb);
 struct dma_chan *np_copy_dma_get(void);
 void np_copy_dma_put(struct dma_chan *chan);

@@ -3,6 +3,11 @@
  * numaplace: the batched engine, for private anonymous order-0 pages (THPs
  * only when the caller allows a split), on the exported device-migration
  * API. A round goes in batches of at most NP_BATCH_WINDOW_PAGES pages:
+ *  - reserve, for the page-table engine's ranges: before a range is
+ *    unmapped, a destination for each folio to move, on its target node,
+ *    of its order (np_copy_reserve(), as migrate_pages() allocates before
+ *    it unmaps); a node that runs out ends the range there, and its pages
+ *    are not unmapped;
  *  - unmap: one migrate_vma_setup() per VMA range from the first to the
  *    last page to move (cut at NP_BATCH_GAP pages not moved): it isolates
  *    and unmaps them with one TLB flush per page table for pages not
@@ -12,15 +17,18 @@
  *    page-table engine's ranges (np_pt_unmap()) touch only the pages to
  *    move. Pages whose target node ran out earlier in the call are not
  *    unmapped again: they stay, answered -ENOMEM;
- *  - allocate and copy: destinations on the target nodes, in bulk, filled
- *    by a pool of copy workers (module/copy.c), or a DMA engine;
+ *  - allocate and copy: destinations on the target nodes, in bulk (the
+ *    page-table engine's reservations that fit what was unmapped; a page
+ *    whose folio was split since collect gets its destination here),
+ *    filled by a pool of copy workers (module/copy.c), or a DMA engine;
  *  - restore: migrate_vma_pages() moves mapping and flags,
  *    migrate_vma_finalize() remaps every page (the new one, or the old one
  *    where anything failed: the data stays where it was) and puts the
  *    batch back.
  * No kernel internals and no IBT question. Runs under the mmap lock held
  * for read since collect, outside RCU. No page lock of collect's is held
- * while a batch allocates and copies (design.md).
+ * while a batch allocates and copies (design.md): it holds none in the
+ * page-table engine's VMAs, whose destinations are reserved at setup.
  */
 #include <linux/migrate.h>
 #include <linux/mm.h>
@@ -64,6 +72,7 @@ struct np_batch {
 	bool seg_pt[NP_BATCH_SEGS_MAX];	/* unmapped by the page-table engine */
 	unsigned int nr_segs;
 	unsigned int used;		/* entries of src/dst in use */
+	u64 alloc_ns;		/* reserving destinations, since the last flush */
 	u64 unmap_ns;
 	u64 pt_unmap_ns;
 };
@@ -84,12 +93,14 @@ void np_engine_batch_end(struct np_mig *m)
 	m->batch = NULL;
 	m->held = NULL;
 	m->held_idx = NULL;
+	m->head_order = NULL;
 }
 
 /* The call's state and arrays, a round's worth of each, in one block. */
 int np_engine_batch_begin(struct np_mig *m)
 {
-	size_t bytes = 0, src, dst, target, pages, slots, held, held_idx;
+	size_t bytes = 0, src, dst, target, pages, slots, held, held_idx,
+	       head_order;
 	unsigned int n = m->chunk;
 	struct np_batch *b;
 	void *base;
@@ -102,6 +113,7 @@ int np_engine_batch_begin(struct np_mig *m)
 	slots = np_carve(&bytes, n, sizeof(*b->slots));
 	held = np_carve(&bytes, n, sizeof(*m->held));
 	held_idx = np_carve(&bytes, n, sizeof(*m->held_idx));
+	head_order = np_carve(&bytes, n, sizeof(*m->head_order));
 	base = np_call_array_alloc(bytes, 1, 0);
 	if (!base)
 		return -ENOMEM;
@@ -114,6 +126,7 @@ int np_engine_batch_begin(struct np_mig *m)
 	b->slots = base + slots;
 	m->held = base + held;
 	m->held_idx = base + held_idx;
+	m->head_order = base + head_order;
 	m->batch = b;
 	b->dma = READ_ONCE(np_config.dma);
 	if (b->dma)
@@ -121,42 +134,91 @@ int np_engine_batch_begin(struct np_mig *m)
 	return 0;
 }
 
-/* Set up (collect, isolate, unmap) [@i, @last] of a stretch from @start. */
-static void np_batch_setup(struct np_mig *m, struct vm_area_struct *vma,
-			   unsigned long start, unsigned int idx0,
-			   unsigned int i, unsigned int last)
+/*
+ * Reserve the destinations of a page-table range's @cb->nr pages from
+ * chunk index @i before it is unmapped. Return: how many of its pages to
+ * set up: all, or those before the first page whose node ran out (none
+ * from there is unmapped).
+ */
+static unsigned int np_batch_reserve(struct np_mig *m, struct np_copy_batch *cb,
+				     unsigned int i)
+{
+	unsigned int nr;
+
+	cb->head = m->head_order + i;
+	nr = np_copy_reserve(cb);
+	m->batch->alloc_ns += cb->alloc_ns;
+	if (nr < cb->nr)
+		np_copy_reserve_cut(cb, nr);
+	return nr;
+}
+
+/*
+ * Set up [@i, @last] of a stretch from @start: collect, isolate and unmap;
+ * in a VMA the page-table engine takes, reserve the destinations first and
+ * unmap only what got one (as migrate_pages() allocates before it
+ * unmaps). migrate_vma_setup()'s ranges keep the device-migration API's
+ * order (unmap, then the caller allocates): collect holds their in-place
+ * pages locked until they are set up, and no allocation is made under
+ * those locks. Return: the chunk index after the pages set up, @last + 1,
+ * or the first page whose node ran out of memory: the caller goes on from
+ * it without that node's pages, as migrate_pages() stops at its first
+ * -ENOMEM.
+ */
+static unsigned int np_batch_setup(struct np_mig *m, struct vm_area_struct *vma,
+				   unsigned long start, unsigned int idx0,
+				   unsigned int i, unsigned int last)
 {
 	struct np_batch *b = m->batch;
 	struct migrate_vma *args = &b->segs[b->nr_segs];
 	unsigned int nr = last - i + 1, k;
 	bool pt = np_pt_takes_vma(m, vma);
 	s32 *target = b->target + b->used;
-	u64 t0 = ktime_get_ns();
+	struct np_copy_batch cb = {
+		.src = b->src + b->used,
+		.dst = b->dst + b->used,
+		.target = target,
+		.nr = nr,
+		.node_err = m->node_err,
+		.pages = b->pages + b->used,
+		.slots = b->slots + b->used,
+	};
+	u64 t0;
 	int ret;
 
+	for (k = 0; k < nr; k++)
+		target[k] = test_bit(i + k, m->vma_pending) ? m->target[i + k] : -1;
+	if (pt)
+		nr = np_batch_reserve(m, &cb, i);
+	else
+		memset(cb.dst, 0, nr * sizeof(*cb.dst));
+	if (!nr)
+		return i;
+	t0 = ktime_get_ns();
 	*args = (struct migrate_vma) {
 		.vma = vma,
 		.start = start + ((unsigned long)(i - idx0) << PAGE_SHIFT),
-		.end = start + ((unsigned long)(last + 1 - idx0) << PAGE_SHIFT),
-		.src = b->src + b->used,
-		.dst = b->dst + b->used,
+		.end = start + ((unsigned long)(i + nr - idx0) << PAGE_SHIFT),
+		.src = cb.src,
+		.dst = cb.dst,
 		.flags = MIGRATE_VMA_SELECT_SYSTEM,
 	};
-	for (k = 0; k < nr; k++)
-		target[k] = test_bit(i + k, m->vma_pending) ? m->target[i + k] : -1;
 	if (pt) {
 		np_pt_unmap(args, target);
 		b->pt_unmap_ns += ktime_get_ns() - t0;
+		cb.nr = nr;
+		np_copy_reserve_check(&cb);
 	} else {
 		ret = migrate_vma_setup(args);
 		b->unmap_ns += ktime_get_ns() - t0;
 		if (ret)
-			return;	/* left pending: resolve answers -EBUSY */
+			return i + nr;	/* left pending: resolve answers -EBUSY */
 	}
 	b->seg_pt[b->nr_segs] = pt;
 	b->seg_idx[b->nr_segs] = i;
 	b->used += args->npages;
 	b->nr_segs++;
+	return i + nr;
 }
 
 /*
@@ -230,7 +292,8 @@ static void np_batch_flush(struct np_mig *m)
 		if (b->seg_pt[s])
 			engine = NUMAPLACE_ENGINE_PT;
 	np_copy_batch(&cb);
-	np_stat_phase(engine, NUMAPLACE_PHASE_ALLOC, cb.alloc_ns);
+	np_stat_phase(engine, NUMAPLACE_PHASE_ALLOC, b->alloc_ns + cb.alloc_ns);
+	b->alloc_ns = 0;
 	np_stat_phase(engine, NUMAPLACE_PHASE_COPY, cb.copy_ns);
 	b->dma_failed = cb.dma_failed;
 	np_stat_add(NP_STAT_DMA_PAGES, cb.dma_pages);
@@ -278,14 +341,15 @@ static unsigned long np_batch_window(unsigned long addr)
 static void np_batch_stretch(struct np_mig *m, unsigned long start,
 			     unsigned int idx0, unsigned int nr_pages)
 {
-	unsigned int i, last, next, end = idx0 + nr_pages, limit;
+	unsigned int i, last, next, end = idx0 + nr_pages, limit, done;
 	struct vm_area_struct *vma;
 	unsigned long addr;
 	bool pt;
 
 	for (i = find_next_bit(m->vma_pending, end, idx0); i < end;
-	     i = find_next_bit(m->vma_pending, end, last + 1)) {
+	     i = find_next_bit(m->vma_pending, end, done)) {
 		last = i;
+		done = i + 1;
 		if (m->node_err[m->target[i]]) {
 			/*
 			 * Its node ran out earlier in the call (a batch before,
@@ -323,7 +387,7 @@ static void np_batch_stretch(struct np_mig *m, unsigned long start,
 			np_collect_release_below(m, i);
 			np_batch_flush(m);
 		}
-		np_batch_setup(m, vma, start, idx0, i, last);
+		done = np_batch_setup(m, vma, start, idx0, i, last);
 	}
 }
 

@@ -13,6 +13,9 @@
  * split by us; one the kernel queued has its destination queued in its
  * place), or stays whole and goes to the kernel engine.
  *
+ *  - reserve: the batched engine's, before the unmap (np_copy_reserve():
+ *    a destination per folio, of its order, from collect's
+ *    m->head_order); a page whose node ran out is not unmapped;
  *  - unmap (np_pt_unmap()), per page table of a VMA range, under its lock:
  *    each folio is locked, isolated, and its PTEs replaced by migration
  *    entries that keep what try_to_migrate_one() keeps (writable, readable
@@ -20,7 +23,9 @@
  *    anon-exclusive handling (a folio that may be pinned is left mapped),
  *    then its rmap is dropped; one TLB flush per page table, and one
  *    mmu-notifier invalidation for the range;
- *  - allocate and copy: the batched engine's (module/copy.c);
+ *  - copy: the batched engine's (module/copy.c), into the reservations
+ *    that fit; a large folio without one is not given one while it is
+ *    unmapped: restore hands it to the kernel engine;
  *  - move (np_pt_restore()): folio_migrate_mapping() (an unexpected
  *    reference fails that page) and folio_migrate_flags(), both exported,
  *    as __migrate_folio() does after its copy;

@@ -56,6 +56,9 @@
  * @held_idx: the chunk index of each
  * @nr_held: how many
  * @nr_unheld: how many of the first of them are unlocked already
+ * @head_order: the batched engine's: per chunk index, 1 + the order of a
+ *	folio for that engine whose first page in the round is there, else 0
+ *	(np_mig_pending(); the destinations it reserves before unmapping)
  * @hold_ok: collect may hold folios this round: range mode, or an address
  *	array whose pages strictly ascend (no page named twice, so none held
  *	is wanted again further on)
@@ -110,6 +113,7 @@ struct np_mig {
 	unsigned int *held_idx;
 	unsigned int nr_held;
 	unsigned int nr_unheld;
+	u8 *head_order;
 	bool hold_ok;
 	bool distinct;
 	bool distinct_known;
