@@ -22,6 +22,11 @@
  *    already on the target (one in four). On c2b9b93 the page-table
  *    engine invalidated its whole 8 MiB window, those pages too. Not for
  *    the engines on migrate_vma_setup(), which invalidates its range.
+ *  - full_node_enomem_untouched: node 1 full, the moved pages unswappable
+ *    (a memcg without swap): no invalidation covers a page answered
+ *    -ENOMEM, as migrate_pages() allocates before it unmaps. On ce9a48b
+ *    the page-table engine unmapped the window where the node ran out
+ *    before it allocated, and mapped its pages back.
  * They need root (pfns, kpageflags, hugetlb pools, a module) and two
  * nodes.
  */
@@ -43,6 +48,14 @@ static long psz;
 #define NP_GENTLE_OVER_KB	(64UL << 10)
 /* Moves there and back of in_place_unlocked, each sampled throughout. */
 #define NP_GENTLE_ROUNDS	3
+/*
+ * Huge pages full_node_enomem_untouched gives back after the fill, 96 MiB:
+ * room for some pages to move before the node runs out. The fill leaves
+ * node 1 below its min watermark (a 1 GiB node of the guest: 34 MiB of
+ * min_free_kbytes' 66 MiB), which a move does not allocate from, so that
+ * with less nothing moved and the recorder had nothing to see.
+ */
+#define NP_GENTLE_ROOM_HP	48
 /* Pages of in_place_unlocked's range: four 8 MiB windows. */
 #define NP_GENTLE_PAGES		8192UL
 
@@ -85,27 +98,16 @@ TEST_F_TIMEOUT(gentle, full_node_tail_mapped, 60)
 	long got, total_kb, nomem = 0;
 	struct numaplace_migrate m;
 	struct np_tail *t;
-	char path[128], val[32];
 	pthread_t th;
 	size_t n, first = 0;
 	__s32 *st;
 	char *p;
 
-	snprintf(path, sizeof(path), NP_HP_PATH, 1);
-	self->hp_orig[1] = np_read_long(path);
-	if (self->hp_orig[1] < 0)
-		SKIP(return, "no %s", path);
-	np_hp_save(self->hp_orig);
-	/* As many huge pages as node 1 gives, then 4 MiB back. */
-	ASSERT_EQ(0, np_write_str(path, "1000000"));
-	got = np_read_long(path);
-	ASSERT_GT(got, self->hp_orig[1] + 2);
-	snprintf(val, sizeof(val), "%ld", got - 2);
-	ASSERT_EQ(0, np_write_str(path, val));
+	NP_HP_FILL_NODE(got, 1, self->hp_orig);
 	total_kb = np_node_kb(1, "MemTotal:");
 	ASSERT_GT(total_kb, 0);
 	/* All of node 1 that is not huge pages, and more (migrate_bounds). */
-	n = (total_kb - (got - 2) * NP_HP_KB + NP_GENTLE_OVER_KB) * 1024 / psz;
+	n = (total_kb - got * NP_HP_KB + NP_GENTLE_OVER_KB) * 1024 / psz;
 	p = np_pmd_map(n * psz, 0);
 	st = calloc(n, sizeof(*st));
 	t = calloc(1, sizeof(*t));
@@ -252,7 +254,7 @@ out:
 #define NP_MR_KO	"/usr/lib/numaplace/np_mn_rec.ko"
 #define NP_MR_DEV	"/dev/np_mn_rec"
 /* As many records as the module keeps between two reads (np_mn_rec.c). */
-#define NP_MR_MAX	16384
+#define NP_MR_MAX	131072
 /* Pages of the move: four 8 MiB windows. */
 #define NP_GENTLE_MN_PAGES	8192UL
 /* One page in this many is on the target already. */
@@ -273,6 +275,58 @@ struct np_mr_read {
 	struct np_mr_range r[NP_MR_MAX];
 };
 
+/* A status np_mr_covered() looks for: a page no range may cover. */
+#define NP_MR_WATCHED	INT32_MIN
+
+/* Load np_mn_rec.ko (once). 0, -ENOENT (not installed) or -errno. */
+static int np_mr_load(void)
+{
+	int fd = open(NP_MR_KO, O_RDONLY | O_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return -ENOENT;
+	if (syscall(SYS_finit_module, fd, "", 0) && errno != EEXIST)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static int np_mr_unload(void)
+{
+	return syscall(SYS_delete_module, "np_mn_rec", O_NONBLOCK);
+}
+
+/*
+ * The recorded ranges of @rd that meet the @n pages from @base; the pages
+ * they cover whose status in @st is NP_MR_WATCHED count in *@covered (the
+ * first is logged). Return: the number of ranges that meet them.
+ */
+static long np_mr_covered(const struct np_mr_read *rd, uintptr_t base,
+			  size_t n, const __s32 *st, size_t *covered)
+{
+	uintptr_t lo, hi, end = base + n * psz;
+	long in_range = 0;
+	size_t i;
+
+	for (__u32 k = 0; k < rd->h.nr; k++) {
+		lo = rd->r[k].start > base ? rd->r[k].start : base;
+		hi = rd->r[k].end < end ? rd->r[k].end : end;
+		if (lo >= hi)
+			continue;
+		in_range++;
+		for (i = (lo - base) / psz; i < (hi - base + psz - 1) / psz; i++) {
+			if (st[i] != NP_MR_WATCHED)
+				continue;
+			if (!(*covered)++)
+				printf("# range [%#llx, %#llx) event %u covers page %zu\n",
+				       (unsigned long long)rd->r[k].start,
+				       (unsigned long long)rd->r[k].end,
+				       rd->r[k].event, i);
+		}
+	}
+	return in_range;
+}
+
 /* Page @i is on the target before the move. */
 static bool np_mn_in_place(size_t i)
 {
@@ -284,10 +338,10 @@ TEST_F_TIMEOUT(gentle, notifier_in_place_untouched, 120)
 	NP_SKIPPED_OR_FILTERED();
 	const size_t n = NP_GENTLE_MN_PAGES;
 	size_t i, k, nr_in_place = 0, covered = 0, first = 0;
-	uintptr_t base, lo, hi;
+	uintptr_t base;
 	struct numaplace_migrate m;
 	struct np_mr_read *rd;
-	int modfd, fd, *nodes, *st1;
+	int ret, fd, *nodes, *st1;
 	long in_range = 0;
 	__u64 *addrs;
 	ssize_t got;
@@ -305,15 +359,10 @@ TEST_F_TIMEOUT(gentle, notifier_in_place_untouched, 120)
 		SKIP(return, "migrate_vma_setup() invalidates its whole range");
 	if (!self->eflags && !(self->info.features & NUMAPLACE_FEAT_MIGRATE_PT))
 		SKIP(return, "the default engine is not the page-table engine");
-	modfd = open(NP_MR_KO, O_RDONLY | O_CLOEXEC);
-	if (modfd < 0)
+	ret = np_mr_load();
+	if (ret == -ENOENT)
 		SKIP(return, "no %s", NP_MR_KO);
-	if (syscall(SYS_finit_module, modfd, "", 0) && errno != EEXIST) {
-		TH_LOG("insmod np_mn_rec: %s", strerror(errno));
-		close(modfd);
-		ASSERT_TRUE(0);
-	}
-	close(modfd);
+	ASSERT_EQ(0, ret) TH_LOG("insmod np_mn_rec: %s", strerror(-ret));
 	p = np_pmd_map(n * psz, 0);
 	st = calloc(n, sizeof(*st));
 	addrs = calloc(n, sizeof(*addrs));
@@ -351,22 +400,10 @@ TEST_F_TIMEOUT(gentle, notifier_in_place_untouched, 120)
 			TH_LOG("page %zu: status %d", i, st[i]);
 			ASSERT_EQ(1, st[i]);
 		}
-	for (k = 0; k < rd->h.nr; k++) {
-		lo = rd->r[k].start > base ? rd->r[k].start : base;
-		hi = rd->r[k].end < base + n * psz ? rd->r[k].end : base + n * psz;
-		if (lo >= hi)
-			continue;
-		in_range++;
-		for (i = (lo - base) / psz; i < (hi - base + psz - 1) / psz; i++) {
-			if (!np_mn_in_place(i))
-				continue;
-			if (!covered++)
-				TH_LOG("range [%#llx, %#llx) event %u covers page %zu, in place",
-				       (unsigned long long)rd->r[k].start,
-				       (unsigned long long)rd->r[k].end,
-				       rd->r[k].event, i);
-		}
-	}
+	for (i = 0; i < n; i++)
+		if (np_mn_in_place(i))
+			st[i] = NP_MR_WATCHED;
+	in_range = np_mr_covered(rd, base, n, st, &covered);
 	TH_LOG("%u invalidations, %ld in the range; in-place pages covered: %zu",
 	       rd->h.nr, in_range, covered);
 	/* The pages that moved were invalidated: the recorder saw the call. */
@@ -380,8 +417,138 @@ TEST_F_TIMEOUT(gentle, notifier_in_place_untouched, 120)
 	free(nodes);
 	free(addrs);
 	free(st);
-	EXPECT_EQ(0, syscall(SYS_delete_module, "np_mn_rec", O_NONBLOCK))
-		TH_LOG("rmmod np_mn_rec: %s", strerror(errno));
+	EXPECT_EQ(0, np_mr_unload()) TH_LOG("rmmod np_mn_rec: %s", strerror(errno));
+}
+
+/* ---- full_node_enomem_untouched ------------------------------------ */
+
+/* What the child of full_node_enomem_untouched saw. */
+struct np_nomem_out {
+	size_t n, nomem, moved, covered, bad;
+	long in_range, free_kb;	/* node 1's MemFree before the move */
+	__u32 nr, lost;
+};
+
+struct np_nomem_args {
+	int fd;
+	__u32 eflags;
+	size_t n;
+	struct np_nomem_out *out;
+};
+
+/*
+ * In memcg @cg with no swap (node 1's reclaim cannot make room by
+ * swapping the moved pages out), a recording secondary MMU on the mm:
+ * move more 4 KiB pages to node 1 than it holds. Exit 0 or the step that
+ * failed.
+ */
+static int np_nomem_child(const char *cg, void *arg)
+{
+	struct np_nomem_args *a = arg;
+	struct np_nomem_out *o = a->out;
+	struct numaplace_migrate m;
+	struct np_mr_read *rd;
+	size_t i, first;
+	uintptr_t base;
+	__s32 *st;
+	char *p;
+	int fd;
+
+	if (np_memcg_enter(cg) || np_memcg_set(cg, "memory.swap.max", "0"))
+		return 20;
+	p = np_pmd_map(a->n * psz, 0);
+	st = calloc(a->n, sizeof(*st));
+	rd = calloc(1, sizeof(*rd));
+	if (!p || !st || !rd)
+		return 21;
+	base = (uintptr_t)p;
+	np_mempolicy(MPOL_BIND, 0);
+	np_fill(p, a->n, 9);
+	np_mempolicy(MPOL_DEFAULT, -1);
+	fd = open(NP_MR_DEV, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 22;
+	o->free_kb = np_node_kb(1, "MemFree:");
+	if (np_migrate_node(a->fd, 0, a->eflags, base, a->n * psz, 1, st, &m))
+		return 23;
+	if (read(fd, rd, sizeof(*rd)) < (ssize_t)sizeof(rd->h))
+		return 24;
+	o->n = a->n;
+	o->nr = rd->h.nr;
+	o->lost = rd->h.lost;
+	for (i = 0; i < a->n; i++) {
+		o->moved += st[i] == 1;
+		if (st[i] == -ENOMEM) {
+			o->nomem++;
+			st[i] = NP_MR_WATCHED;
+		}
+	}
+	o->in_range = np_mr_covered(rd, base, a->n, st, &o->covered);
+	o->bad = np_fill_bad(p, a->n, 9, &first);
+	close(fd);
+	return 0;
+}
+
+/*
+ * Node 1 full, 4 KiB pages, no swap for them: no invalidation a secondary
+ * MMU is sent covers a page answered -ENOMEM. migrate_pages() allocates a
+ * folio's destination before it unmaps it, so a page of a node that ran
+ * out was never unmapped; on ce9a48b the page-table engine allocated after
+ * it unmapped a window, and the window where the node ran out was
+ * invalidated, unmapped and mapped back. Not for the engines on
+ * migrate_vma_setup(): the device-migration API unmaps, then the caller
+ * allocates.
+ */
+TEST_F_TIMEOUT(gentle, full_node_enomem_untouched, 120)
+{
+	NP_SKIPPED_OR_FILTERED();
+	struct np_nomem_out *out;
+	struct np_nomem_args a;
+	long got, total_kb;
+	int ret, status;
+	char cg[128];
+
+	if (self->eflags == NUMAPLACE_MIGRATE_ENGINE_VMA ||
+	    self->eflags == NUMAPLACE_MIGRATE_ENGINE_BATCH)
+		SKIP(return, "migrate_vma_setup() unmaps before the caller allocates");
+	NP_HP_FILL_NODE(got, 1, self->hp_orig);
+	ASSERT_LT(NP_GENTLE_ROOM_HP, got);
+	np_hp_write(1, got - NP_GENTLE_ROOM_HP);
+	got -= NP_GENTLE_ROOM_HP;
+	ret = np_mr_load();
+	if (ret == -ENOENT)
+		SKIP(return, "no %s", NP_MR_KO);
+	ASSERT_EQ(0, ret) TH_LOG("insmod np_mn_rec: %s", strerror(-ret));
+	total_kb = np_node_kb(1, "MemTotal:");
+	ASSERT_GT(total_kb, 0);
+	out = mmap(NULL, sizeof(*out), PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, out);
+	a = (struct np_nomem_args) {
+		.fd = self->fd, .eflags = self->eflags, .out = out,
+		/* All of node 1 that is not huge pages, and more. */
+		.n = (total_kb - got * NP_HP_KB + NP_GENTLE_OVER_KB) * 1024 / psz,
+	};
+	status = np_memcg_fork("np-gentle", cg, sizeof(cg), np_nomem_child, &a);
+	if (status == -ENOENT)
+		SKIP(return, "no cgroup2 memory controller");
+	ASSERT_LE(0, status);
+	TH_LOG("node 1: %ld kB free; %zu pages: %zu moved, %zu -ENOMEM; %u invalidations (%u lost), %ld in the range; -ENOMEM pages covered: %zu",
+	       out->free_kb, out->n, out->moved, out->nomem, out->nr, out->lost,
+	       out->in_range, out->covered);
+	EXPECT_TRUE(WIFEXITED(status)) TH_LOG("signal %d", WTERMSIG(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(0, out->lost);
+	/* The node ran out, and what fitted moved. */
+	EXPECT_LT(0, out->nomem);
+	EXPECT_LT(0, out->moved);
+	EXPECT_LT(0, out->in_range);
+	EXPECT_EQ(0, out->covered);
+	EXPECT_EQ(0, out->bad);
+	EXPECT_EQ(0, np_memcg_remove(cg));
+	EXPECT_EQ(0, np_mr_unload()) TH_LOG("rmmod np_mn_rec: %s", strerror(errno));
+	np_hp_restore(self->hp_orig);
+	munmap(out, sizeof(*out));
 }
 
 TEST_HARNESS_MAIN

@@ -508,6 +508,25 @@ void np_hp_save(const long *orig)
 	fclose(f);
 }
 
+long np_hp_fill_node(int node, long *orig)
+{
+	char path[128];
+	long got;
+
+	snprintf(path, sizeof(path), NP_HP_PATH, node);
+	orig[node] = np_read_long(path);
+	if (orig[node] < 0)
+		return -ENOENT;
+	np_hp_save(orig);
+	np_hp_write(node, NP_HP_FILL_ASK);
+	got = np_read_long(path);
+	if (got < orig[node] + NP_HP_FILL_ROOM)
+		return -ENOMEM;
+	np_hp_write(node, got - NP_HP_FILL_ROOM);
+	got = np_read_long(path);
+	return got < 0 ? -EIO : got;
+}
+
 int np_mig_open(int *fd, struct np_ctx *c, struct numaplace_info *info,
 		char *why, size_t len)
 {

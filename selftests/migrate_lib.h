@@ -151,6 +151,33 @@ void np_hp_write(int node, long val);
 
 void np_hp_save(const long *orig);
 
+/* What np_hp_fill_node() asks of a node's pool: more than any node gives. */
+#define NP_HP_FILL_ASK		1000000L
+/* The huge pages it gives back: 4 MiB of the node left to allocate from. */
+#define NP_HP_FILL_ROOM		2
+
+/*
+ * Node @node (0 or 1) full: as many huge pages as it gives, then
+ * NP_HP_FILL_ROOM of them back. Its pool before goes to @orig[@node],
+ * saved (np_hp_save(); np_hp_restore() puts it back). Return: the huge
+ * pages the node holds now; -ENOENT: no pool file (skip); -ENOMEM: it
+ * gave too few; -EIO.
+ */
+long np_hp_fill_node(int node, long *orig);
+
+/*
+ * In a test: @got = np_hp_fill_node(@node, @orig); a node without a pool
+ * skips the test, any other failure fails it.
+ */
+#define NP_HP_FILL_NODE(got, node, orig)				\
+	do {								\
+		(got) = np_hp_fill_node((node), (orig));		\
+		if ((got) == -ENOENT)					\
+			SKIP(return, "node %d has no 2 MiB huge page pool", \
+			     (node));					\
+		ASSERT_LT(0, (got));					\
+	} while (0)
+
 /*
  * The device, MIGRATE, root, nodes 0 and 1; NUMA balancing off and the
  * huge pages a killed test left changed put back. 0; 1 with the reason to

@@ -19,8 +19,12 @@
 #include <linux/uaccess.h>
 
 #define NP_MR_NAME	"np_mn_rec"
-/* Records kept between two reads: a 64 MiB move sends fewer ranges. */
-#define NP_MR_MAX	16384
+/*
+ * Records kept between two reads: the kernel engine sends a range per
+ * folio, and a full node's move of 4 KiB pages (migrate_gentle.c) moves
+ * up to 512 MiB, 131072 pages (3 MiB of records).
+ */
+#define NP_MR_MAX	131072
 
 /* read()'s layout: the header, then nr records (selftests/migrate_gentle.c). */
 struct np_mr_head {
@@ -113,7 +117,8 @@ static ssize_t np_mr_read(struct file *file, char __user *buf, size_t len,
 	if (len < sizeof(head))
 		return -EINVAL;
 	room = min_t(size_t, (len - sizeof(head)) / sizeof(*copy), NP_MR_MAX);
-	copy = kvmalloc_array(NP_MR_MAX, sizeof(*copy), GFP_KERNEL_ACCOUNT);
+	copy = kvmalloc_array(max_t(size_t, room, 1), sizeof(*copy),
+			      GFP_KERNEL_ACCOUNT);
 	if (!copy)
 		return -ENOMEM;
 	spin_lock_irq(&mr->lock);
