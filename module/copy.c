@@ -478,15 +478,17 @@ static void np_copy_reserve_share(void *ctx, unsigned int share,
  * As migrate_pages() calls get_new_folio() before try_to_migrate(): a
  * locked destination in dst[] for each folio to move, of its order; a
  * node that runs out of base pages is marked in @node_err, and its later
- * entries get none (the return value says where that starts). A large
- * folio that gets none (no free folio of its order: the node is not full)
- * is the kernel engine's (np_copy_reserve_check()). Return: the first
- * entry left without a destination because its node ran out, or @cb->nr.
+ * entries get none. A large folio that gets none on such a node is left
+ * mapped (its target cleared: answered -ENOMEM, as splitting it would
+ * need base pages the node does not have); on another node (no free
+ * folio of its order) it is the kernel engine's (np_copy_reserve_check()).
+ * Return: the first base page left without a destination because its
+ * node ran out (nothing from there is to be unmapped), or @cb->nr.
  */
 unsigned int np_copy_reserve(struct np_copy_batch *cb)
 {
 	int nid = np_copy_node(cb);
-	unsigned int i, j;
+	unsigned int i, j, k, nr;
 
 	memset(cb->shares, 0, sizeof(cb->shares));
 	memset(cb->dst, 0, cb->nr * sizeof(*cb->dst));
@@ -494,10 +496,17 @@ unsigned int np_copy_reserve(struct np_copy_batch *cb)
 	np_par_run(cb->nr, cb->workers, nid, np_copy_reserve_share, cb);
 	for (i = 0; i < cb->workers; i++)
 		cb->alloc_ns += cb->shares[i].alloc_ns;
-	for (j = 0; j < cb->nr; j++)
-		if (cb->target[j] >= 0 && !cb->dst[j] &&
-		    np_copy_reserve_nr(cb, j) && cb->node_err[cb->target[j]])
+	for (j = 0; j < cb->nr; j++) {
+		if (cb->target[j] < 0 || cb->dst[j] ||
+		    !cb->node_err[cb->target[j]])
+			continue;
+		nr = np_copy_reserve_nr(cb, j);
+		if (nr == 1)
 			return j;
+		/* A large folio of a node out of base pages: left mapped. */
+		for (k = 0; k < nr; k++)
+			cb->target[j + k] = -1;
+	}
 	return cb->nr;
 }
 

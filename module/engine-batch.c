@@ -27,11 +27,14 @@
  *    batch back.
  * No kernel internals and no IBT question. Runs under the mmap lock held
  * for read since collect, outside RCU. No page lock of collect's is held
- * while a batch allocates and copies (design.md): it holds none in the
- * page-table engine's VMAs, whose destinations are reserved at setup.
+ * while a batch copies (design.md), nor in a page-table engine's VMA, whose
+ * destinations are reserved before its range is unmapped; in a round that
+ * mixes VMAs, collect may still hold pages of a later migrate_vma_setup()
+ * range then (reclaim and compaction only trylock them).
  */
 #include <linux/migrate.h>
 #include <linux/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/vmstat.h>
@@ -48,11 +51,12 @@
  */
 #define NP_BATCH_SEGS_MAX	64
 /*
- * Pages set up (unmapped, their destinations then allocated) before a
- * batch is copied and restored: the destinations are held on top of the
- * sources, uncharged until migrate_vma_pages() moves the charge (on 6.1 it
- * charges them by force while the sources wait for finalize), so a round
- * of up to NUMAPLACE_BATCH_PAGES_MAX pages goes in windows of 8 MiB.
+ * Pages set up (reserved and unmapped; in a migrate_vma_setup() range,
+ * unmapped and then given destinations) before a batch is copied and
+ * restored: the destinations are held on top of the sources, uncharged
+ * until migrate_vma_pages() moves the charge (on 6.1 it charges them by
+ * force while the sources wait for finalize), so a round of up to
+ * NUMAPLACE_BATCH_PAGES_MAX pages goes in windows of 8 MiB.
  */
 #define NP_BATCH_WINDOW_BYTES	SZ_8M
 #define NP_BATCH_WINDOW_PAGES	(NP_BATCH_WINDOW_BYTES >> PAGE_SHIFT)
@@ -148,8 +152,11 @@ static unsigned int np_batch_reserve(struct np_mig *m, struct np_copy_batch *cb,
 	cb->head = m->head_order + i;
 	nr = np_copy_reserve(cb);
 	m->batch->alloc_ns += cb->alloc_ns;
-	if (nr < cb->nr)
+	if (nr < cb->nr) {
 		np_copy_reserve_cut(cb, nr);
+		/* Its first failure, as migrate_pages() counts it. */
+		count_vm_event(PGMIGRATE_FAIL);
+	}
 	return nr;
 }
 
@@ -186,6 +193,9 @@ static unsigned int np_batch_setup(struct np_mig *m, struct vm_area_struct *vma,
 	u64 t0;
 	int ret;
 
+	/* Killed: nothing more is set up, the answers so far stand. */
+	if (fatal_signal_pending(current))
+		return last + 1;
 	for (k = 0; k < nr; k++)
 		target[k] = test_bit(i + k, m->vma_pending) ? m->target[i + k] : -1;
 	if (pt)
@@ -283,8 +293,11 @@ static void np_batch_flush(struct np_mig *m)
 		      b->unmap_ns);
 	np_stat_phase(NUMAPLACE_ENGINE_PT, NUMAPLACE_PHASE_UNMAP,
 		      b->pt_unmap_ns);
+	/* Only the page-table engine's ranges reserve. */
+	np_stat_phase(NUMAPLACE_ENGINE_PT, NUMAPLACE_PHASE_ALLOC, b->alloc_ns);
 	b->unmap_ns = 0;
 	b->pt_unmap_ns = 0;
+	b->alloc_ns = 0;
 	if (!b->nr_segs)
 		return;
 	/* A batch with any page-table range counts as that engine's. */
@@ -292,8 +305,7 @@ static void np_batch_flush(struct np_mig *m)
 		if (b->seg_pt[s])
 			engine = NUMAPLACE_ENGINE_PT;
 	np_copy_batch(&cb);
-	np_stat_phase(engine, NUMAPLACE_PHASE_ALLOC, b->alloc_ns + cb.alloc_ns);
-	b->alloc_ns = 0;
+	np_stat_phase(engine, NUMAPLACE_PHASE_ALLOC, cb.alloc_ns);
 	np_stat_phase(engine, NUMAPLACE_PHASE_COPY, cb.copy_ns);
 	b->dma_failed = cb.dma_failed;
 	np_stat_add(NP_STAT_DMA_PAGES, cb.dma_pages);
