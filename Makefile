@@ -20,6 +20,7 @@
 #   make bench           the benchmarks, in the VM
 #   make bench-preload   only the LD_PRELOAD shim on an unmodified program, in the VM
 #   make bench-migratepages  numactl's migratepages with and without the shim, in the VM
+#   make bench-stall     how long the target stalls during a 64 MiB move, old module and new
 #   make install         numaplace.ko into /lib/modules/$(KABI)/updates, depmod, udev rule
 #   make install-tools   the CLI, libnumaplace, libnumaplace-preload.so, man pages
 #   make install-headers uapi/linux/numaplace{,-genl}.h and numaplace.h into $(PREFIX)/include
@@ -112,7 +113,7 @@ BENCHES  := $(patsubst tools/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 MOD_SRC  := Kbuild $(wildcard module/*.c module/*.h uapi/linux/*.h)
 
 .PHONY: all module modules modules-all tools deps deb check check-man checkpatch genl-gen genl-check demo bench bench-stats bench-profile bench-watch clean \
-	bench-preload bench-migratepages install install-tools install-headers check-debug
+	bench-preload bench-migratepages bench-stall install install-tools install-headers check-debug
 all: modules tools
 
 # kbuild builds in the source tree; a copy per kernel keeps two kernels'
@@ -392,6 +393,31 @@ bench-profile: modules-all tools $(BENCHES)
 			--add tools/bench/profile.sh:/root/profile.sh \
 			-- /root/profile.sh $(ENGINES) || rc=1; \
 	done; exit $$rc
+
+# Issue 35: how long the target's threads stall while 64 MiB of theirs
+# move (tools/bench/stall.c), before and after: the module of
+# STALL_OLD_KMOD/<kernel>/numaplace.ko (an older commit's, e.g. c2b9b93's
+# in build/oldkmod) and the current one, swapped in one boot, old new new
+# old (tools/bench/stall.sh), in deterministic time (one vCPU) on each
+# guest CPU model of STALL_CPU_MODELS. STALL_ACCEL=tcg STALL_VM_ARGS=
+# "--cpus 4" runs it in wall clock with a vCPU per thread; STALL_ARGS go
+# to bench/stall (e.g. "-r 3 -v 4k").
+STALL_OLD_KMOD ?= $(BUILD)/oldkmod
+STALL_CPU_MODELS ?= max,-erms,-fsrm max
+STALL_ACCEL ?= icount
+STALL_VM_ARGS ?=
+STALL_ARGS ?=
+bench-stall: modules-all tools $(BUILD)/bench/stall
+	@rc=0; for k in $(TEST_KERNELS); do for c in $(STALL_CPU_MODELS); do \
+		old=$(STALL_OLD_KMOD)/$$k/numaplace.ko; \
+		echo "=== bench-stall: kernel $$k, --accel $(STALL_ACCEL), --cpu-model $$c"; \
+		if [ -f $$old ]; then add="--add $$old:/root/old.ko"; arg=/root/old.ko; \
+		else echo "bench-stall: no $$old: the current module only"; add=; arg=none; fi; \
+		tools/vm/run --kernel $$k --timeout 3600 --accel $(STALL_ACCEL) \
+			--cpu-model $$c $(STALL_VM_ARGS) $$add \
+			--add tools/bench/stall.sh:/root/stall.sh \
+			-- /root/stall.sh $$arg $(STALL_ARGS) || rc=1; \
+	done; done; exit $$rc
 
 # The module only (tools and headers have their own targets) and its udev
 # rule, then depmod. Into a DESTDIR (a package being built) depmod is left
