@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "numaplace.h"
 
 #define NP_BALANCING	"/proc/sys/kernel/numa_balancing"
 /* "LD_PRELOAD=" and a path. */
@@ -296,4 +297,26 @@ void np_bench_abba_print(const struct np_bench_side side[2],
 	printf("%-34s %11.2fx\n", "speed-up (A / B)",
 	       side[1].best_ns ? (double)side[0].best_ns / side[1].best_ns :
 	       0.0);
+}
+
+void np_bench_engines(unsigned int engines, char *buf, size_t len)
+{
+	static const struct {
+		unsigned int bit;
+		const char *name;
+	} names[] = {
+		{ NUMAPLACE_ENGINE_KERNEL, "kernel" },
+		{ NUMAPLACE_ENGINE_VMA, "vma" },
+		{ NUMAPLACE_ENGINE_BATCH, "batch" },
+		{ NUMAPLACE_ENGINE_PT, "pt" },
+	};
+	size_t i, off = 0;
+
+	buf[0] = 0;
+	for (i = 0; i < NP_ARRAY_SIZE(names) && off < len; i++)
+		if (engines & names[i].bit)
+			off += snprintf(buf + off, len - off, "%s%s",
+					off ? "+" : "", names[i].name);
+	if (!off)
+		snprintf(buf, len, "-");
 }

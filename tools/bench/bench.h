@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define NP_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
 /* CLOCK_MONOTONIC, in nanoseconds and in milliseconds. */
 uint64_t np_bench_now_ns(void);
 double np_bench_now_ms(void);
@@ -94,5 +96,8 @@ int np_bench_abba(struct np_bench_side side[2], const char *name_a,
 /* The best times of both sides, per page of @nr_pages, and A / B. */
 void np_bench_abba_print(const struct np_bench_side side[2],
 			 unsigned long nr_pages);
+
+/* The engines of NUMAPLACE_ENGINE_* bits @engines as "kernel+pt", or "-". */
+void np_bench_engines(unsigned int engines, char *buf, size_t len);
 
 #endif /* NP_BENCH_H */

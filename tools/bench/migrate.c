@@ -80,7 +80,6 @@ static int np_nr_writers;
 /* MISMATCH lines printed per run before a summary line. */
 #define NP_MAX_REPORTS	8
 
-#define NP_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 enum np_variant_id {
 	NP_V_4K,
@@ -950,28 +949,6 @@ static double np_gbps(const struct np_result *res, int m)
 	return bytes / res->best_ms[m] / 1e6;
 }
 
-static void np_print_engines(unsigned int engines, char *buf, size_t len)
-{
-	static const struct {
-		unsigned int bit;
-		const char *name;
-	} names[] = {
-		{ NUMAPLACE_ENGINE_KERNEL, "kernel" },
-		{ NUMAPLACE_ENGINE_VMA, "vma" },
-		{ NUMAPLACE_ENGINE_BATCH, "batch" },
-		{ NUMAPLACE_ENGINE_PT, "pt" },
-	};
-	size_t i, off = 0;
-
-	buf[0] = 0;
-	for (i = 0; i < NP_ARRAY_SIZE(names) && off < len; i++)
-		if (engines & names[i].bit)
-			off += snprintf(buf + off, len - off, "%s%s",
-					off ? "+" : "", names[i].name);
-	if (!off)
-		snprintf(buf, len, "-");
-}
-
 static void np_print_table(const struct np_result *res)
 {
 	char hdr[40], eng[32];
@@ -1036,7 +1013,7 @@ static void np_print_table(const struct np_result *res)
 		return;
 	printf("%-32s", "engines of MIGRATE (default)");
 	for (v = 0; v < NP_NR_VARIANTS; v++) {
-		np_print_engines(res[v].engines, eng, sizeof(eng));
+		np_bench_engines(res[v].engines, eng, sizeof(eng));
 		printf(" %9s ", eng);
 	}
 	printf("\n");

@@ -39,7 +39,6 @@
 #define NP_SENTINEL_SYS	0x5a5a5a5a
 #define NP_SENTINEL_NP	0x3c3c3c3c
 
-#define NP_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 /* One buffer under test and the arrays each method fills. */
 struct np_bench {

@@ -83,7 +83,6 @@
 /* x86-64's cache line: a thread's acknowledgement shares none. */
 #define NP_CACHELINE		64
 
-#define NP_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 /*
  * Access times go to a log-linear histogram: below NP_HIST_SUB ns one
@@ -670,33 +669,11 @@ static void np_move(struct np_stall *s, int m, int node, struct np_result *res)
 		res->best_ms = ms;
 }
 
-static void np_print_engines(unsigned int engines, char *buf, size_t len)
-{
-	static const struct {
-		unsigned int bit;
-		const char *name;
-	} names[] = {
-		{ NUMAPLACE_ENGINE_KERNEL, "kernel" },
-		{ NUMAPLACE_ENGINE_VMA, "vma" },
-		{ NUMAPLACE_ENGINE_BATCH, "batch" },
-		{ NUMAPLACE_ENGINE_PT, "pt" },
-	};
-	size_t i, off = 0;
-
-	buf[0] = 0;
-	for (i = 0; i < NP_ARRAY_SIZE(names) && off < len; i++)
-		if (engines & names[i].bit)
-			off += snprintf(buf + off, len - off, "%s%s",
-					off ? "+" : "", names[i].name);
-	if (!off)
-		snprintf(buf, len, "-");
-}
-
 static void np_print_row(const char *name, const struct np_result *r)
 {
 	char eng[32];
 
-	np_print_engines(r->engines, eng, sizeof(eng));
+	np_bench_engines(r->engines, eng, sizeof(eng));
 	if (r->err) {
 		printf("%-22s %s\n", name, strerror(r->err));
 		return;
