@@ -132,7 +132,8 @@ static void np_mig_pending(struct np_mig *m, unsigned int i, unsigned int n,
 		m->last_vma_vma = m->w.vma;
 		if (m->head_order) {
 			m->head_order[i] = head;
-			memset(m->head_order + i + 1, 0, n - 1);
+			if (n > 1)
+				memset(m->head_order + i + 1, 0, n - 1);
 		}
 	}
 }

@@ -196,7 +196,12 @@ static unsigned int np_copy_want(const struct np_copy_batch *cb,
 		return np_copy_reserve_nr(cb, j);
 	if ((cb->src[j] & NP_PFN_TAIL) || cb->dst[j] || !np_copy_movable(cb, j))
 		return 0;
-	return np_copy_nr(cb, j);
+	/*
+	 * One page: no large folio is given a destination after its unmap (no
+	 * GFP_TRANSHUGE allocation while its mappings wait): restore hands it
+	 * to the kernel engine, which allocates first.
+	 */
+	return np_copy_nr(cb, j) == 1;
 }
 
 /*
@@ -220,6 +225,7 @@ static void np_copy_alloc_node(struct np_copy_batch *cb, unsigned int from,
 		page = alloc_pages_node(nid, gfp, 0);
 		if (!page) {
 			WRITE_ONCE(cb->node_err[nid], -ENOMEM);
+			WRITE_ONCE(cb->ran_out, true);
 			break;
 		}
 		pages[got++] = page;
@@ -492,11 +498,13 @@ unsigned int np_copy_reserve(struct np_copy_batch *cb)
 
 	memset(cb->shares, 0, sizeof(cb->shares));
 	memset(cb->dst, 0, cb->nr * sizeof(*cb->dst));
+	cb->ran_out = false;
 	cb->workers = np_par_workers(cb->nr, nid, NP_COPY_SHARE_MIN);
 	np_par_run(cb->nr, cb->workers, nid, np_copy_reserve_share, cb);
 	for (i = 0; i < cb->workers; i++)
 		cb->alloc_ns += cb->shares[i].alloc_ns;
-	for (j = 0; j < cb->nr; j++) {
+	/* No node of the range had run out before (np_batch_stretch()). */
+	for (j = 0; cb->ran_out && j < cb->nr; j++) {
 		if (cb->target[j] < 0 || cb->dst[j] ||
 		    !cb->node_err[cb->target[j]])
 			continue;
@@ -532,40 +540,41 @@ void np_copy_reserve_cut(struct np_copy_batch *cb, unsigned int from)
 
 /**
  * np_copy_reserve_check - keep what fits once the range is unmapped
- * @cb: @src as the unmap left it, @dst as np_copy_reserve() left it
+ * @cb: @src as np_pt_unmap() left it, @dst as np_copy_reserve() left it
  *
  * A reservation is kept for an entry that is the first of a folio to move
  * (np_copy_movable()) of the reservation's size. The others are freed:
  * pages that were not unmapped (raced, busy, pinned), a folio split or
  * collapsed since collect (its pages get destinations in the copy, as
  * before). A large folio unmapped without a destination gets none after
- * the unmap either (no GFP_TRANSHUGE allocation while its mappings wait):
- * its target is cleared, restore maps it back and hands it to the kernel
- * engine, which allocates first and may split it.
+ * the unmap either (np_copy_want()).
  */
 void np_copy_reserve_check(struct np_copy_batch *cb)
 {
 	struct page *dpage;
-	unsigned int j, k, nr;
+	struct folio *dst;
+	unsigned int j, nr;
 
 	for (j = 0; j < cb->nr; j += nr) {
 		nr = 1;
-		if (cb->dst[j]) {
-			dpage = migrate_pfn_to_page(cb->dst[j]);
-			if ((cb->src[j] & NP_PFN_TAIL) || !np_copy_movable(cb, j) ||
-			    dpage != folio_page(page_folio(dpage), 0) ||
-			    folio_nr_pages(page_folio(dpage)) != np_copy_nr(cb, j))
-				np_copy_unreserve(cb, j);	/* dst[j] is 0 now */
-		}
-		if ((cb->src[j] & NP_PFN_TAIL) || !np_copy_movable(cb, j))
+		if (!cb->dst[j])
 			continue;
-		if (cb->dst[j]) {
-			nr = np_copy_nr(cb, j);	/* its tails' are the folio's */
-			continue;
+		dpage = migrate_pfn_to_page(cb->dst[j]);
+		dst = page_folio(dpage);
+		/*
+		 * Unmapped, its own first entry, still to move: np_pt_unmap()
+		 * took it with np_pt_folio_ok() under the page table lock and
+		 * holds it locked, so its node and flags stand.
+		 */
+		if ((cb->src[j] & (MIGRATE_PFN_MIGRATE | NP_PFN_TAIL)) ==
+		    MIGRATE_PFN_MIGRATE && cb->target[j] >= 0 &&
+		    &dst->page == dpage) {
+			nr = np_copy_nr(cb, j);
+			if (folio_nr_pages(dst) == nr)
+				continue;	/* its tails' are the folio's */
+			nr = 1;
 		}
-		if (np_copy_nr(cb, j) > 1)
-			for (k = 0; k < np_copy_nr(cb, j); k++)
-				cb->target[j + k] = -1;
+		np_copy_unreserve(cb, j);	/* dst[j] is 0 now */
 	}
 }
 
