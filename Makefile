@@ -12,8 +12,9 @@
 #   make check-man       numaplace(1) against every command's --help
 #   make check           boot the NUMA VM on every "test" kernel and run the
 #                        selftests (after make modules-all)
-#   make check-debug     the same on a KASAN/lockdep/DEBUG_VM kernel built from
-#                        Debian's linux-source-6.1, with a 10-minute soak
+#   make check-debug     the same on KASAN/lockdep/DEBUG_VM kernels built from
+#                        Debian's linux-source-6.1 and -7.3, with a 10-minute
+#                        soak (CHECK_DEBUG_KERNELS="6.1 7.3")
 #   make genl-gen        regenerate the netlink code from its spec (ynl-gen-c.py)
 #   make genl-check      fail if the committed generated netlink code is stale
 #   make demo            deps + build + show numaplace at work in the NUMA VM
@@ -35,12 +36,16 @@ abi_of   = $(shell awk -v k='$(1)' '!/^\#/ && NF && ($$1 == k || $$2 == k) {prin
 BUILD   ?= $(CURDIR)/build
 export NP_BUILD := $(BUILD)
 KVER    ?= $(firstword $(KERNELS))
-KABI    := $(or $(call abi_of,$(KVER)),$(KVER))
+# A debug kernel of tools/vm/debug-kernel (make check-debug): KVER=debug-6.1
+# or debug-7.3 (debug is debug-6.1), its tree in $(BUILD)/debug-kernel/VER.
+DEBUG_VER := $(patsubst debug-%,%,$(filter debug-%,$(if $(filter debug,$(KVER)),debug-6.1,$(KVER))))
+DEBUG_DIR := $(BUILD)/debug-kernel/$(DEBUG_VER)
+KABI    := $(if $(DEBUG_VER),debug-$(DEBUG_VER),$(or $(call abi_of,$(KVER)),$(KVER)))
 # A kernels.conf kernel's headers are where tools/kernel-env says (the
 # host's, or unpacked under build/kernels); any other KVER: the host's.
 # A kernel of kernels.conf: where tools/kernel-env put or found it. Any
 # other (DKMS, a distribution's kernel): its /lib/modules build link.
-KDIR    ?= $(or $(if $(call abi_of,$(KVER)),$(shell NP_BUILD=$(BUILD) tools/kernel-env $(KVER) kdir)),$(if $(wildcard /lib/modules/$(KABI)/build/Makefile),/lib/modules/$(KABI)/build),/usr/src/linux-headers-$(KABI))
+KDIR    ?= $(if $(DEBUG_VER),$(DEBUG_DIR)/linux-source-$(DEBUG_VER),$(or $(if $(call abi_of,$(KVER)),$(shell NP_BUILD=$(BUILD) tools/kernel-env $(KVER) kdir)),$(if $(wildcard /lib/modules/$(KABI)/build/Makefile),/lib/modules/$(KABI)/build),/usr/src/linux-headers-$(KABI)))
 # Headers whose compiler (CONFIG_CC_VERSION_TEXT) the host lacks build in
 # the Debian build root that has it (tools/deps.sh makes it): chroot, with
 # $(BUILD) bind-mounted at the same path and a /proc (objtool reads its
@@ -122,7 +127,7 @@ all: modules tools
 # selftests/dma.c loads, the notifier recorder selftests/migrate_gentle.c
 # loads; tools/vm/run puts them in the guest) are built next to it, in a
 # directory of their own (kbuild builds in one M= tree per module set).
-modules: module $(if $(NP_NO_STATS),,$(KOBJ)/np_fake_dma.ko)
+modules: module $(if $(NP_NO_STATS),,$(KOBJ)/np_mn_rec.ko)
 module: $(KOBJ)/numaplace.ko
 KBUILD_CMD = $(MAKE) -C $(KDIR) M=$(KBUILD_M) NP_WERROR=$(NP_WERROR) NP_NO_STATS=$(NP_NO_STATS) modules
 # Build in $(KBUILD_M), on the host or in the kernel's build root.
@@ -140,13 +145,17 @@ $(KOBJ)/numaplace.ko: $(MOD_SRC)
 	@mkdir -p $(KOBJ)
 	cp -a Kbuild module uapi $(KOBJ)/
 	$(np_kbuild)
-$(KOBJ)/np_fake_dma.ko: KBUILD_M = $(KOBJ)/fake-dma
-$(KOBJ)/np_fake_dma.ko: selftests/kmod/Kbuild selftests/kmod/np_fake_dma.c selftests/kmod/np_mn_rec.c
+# np_fake_dma.ko only where the kernel has a dmaengine (the debug kernels
+# have none: selftests/dma.c skips there).
+$(KOBJ)/np_mn_rec.ko: KBUILD_M = $(KOBJ)/fake-dma
+$(KOBJ)/np_mn_rec.ko: selftests/kmod/Kbuild selftests/kmod/np_fake_dma.c selftests/kmod/np_mn_rec.c
 	@mkdir -p $(KOBJ)/fake-dma
 	cp -a selftests/kmod/Kbuild selftests/kmod/np_fake_dma.c selftests/kmod/np_mn_rec.c $(KOBJ)/fake-dma/
 	$(np_kbuild)
-	cp $(KOBJ)/fake-dma/np_mn_rec.ko $(KOBJ)/np_mn_rec.ko
-	cp $(KOBJ)/fake-dma/np_fake_dma.ko $@
+	rm -f $(KOBJ)/np_fake_dma.ko
+	test ! -f $(KOBJ)/fake-dma/np_fake_dma.ko || \
+		cp $(KOBJ)/fake-dma/np_fake_dma.ko $(KOBJ)/np_fake_dma.ko
+	cp $(KOBJ)/fake-dma/np_mn_rec.ko $@
 
 modules-all:
 	@set -e; for k in $(KERNELS); do $(MAKE) --no-print-directory modules KVER=$$k; done
@@ -252,25 +261,28 @@ deb:
 	cd $(DEB_DIR)/numaplace-$(NP_VERSION) && dpkg-buildpackage -us -uc -b
 	@ls $(DEB_DIR)/*.deb
 
-# ---- The debug kernel (make check-debug) ---------------------------------
-# tools/vm/debug-kernel builds it once into $(DEBUG_TREE) (rebuilt when
-# tools/vm/debug.config or the source version changes); KVER=debug builds
-# the module against that tree, into $(BUILD)/kmod/debug.
-DEBUG_TREE := $(BUILD)/debug-kernel/linux-source-6.1
-ifeq ($(KVER),debug)
-KDIR := $(DEBUG_TREE)
-$(KOBJ)/numaplace.ko: $(wildcard $(BUILD)/debug-kernel/.stamp)
+# ---- The debug kernels (make check-debug) --------------------------------
+# tools/vm/debug-kernel VER builds each once into $(BUILD)/debug-kernel/VER
+# (rebuilt when tools/vm/debug*.config or the source version changes);
+# KVER=debug-VER builds the module against that tree, into
+# $(BUILD)/kmod/debug-VER, again whenever the tree is rebuilt (its stamp).
+ifneq ($(DEBUG_VER),)
+$(KOBJ)/numaplace.ko $(KOBJ)/np_mn_rec.ko: $(wildcard $(DEBUG_DIR)/.stamp)
 endif
 # Not part of .ci/run (hours on 2 cores): the whole suite, a 600 s soak
-# and a 300 s fuzz in the debug kernel's guest; any kernel report fails.
+# and a 300 s fuzz in each debug kernel's guest; any kernel report fails.
+# CHECK_DEBUG_KERNELS picks the debug kernels (Debian linux-source versions).
+CHECK_DEBUG_KERNELS ?= 6.1 7.3
 CHECK_DEBUG_SOAK ?= 600
 CHECK_DEBUG_FUZZ ?= 300
 check-debug: deps
-	tools/vm/debug-kernel
-	$(MAKE) --no-print-directory modules KVER=debug
+	@set -e; for v in $(CHECK_DEBUG_KERNELS); do \
+		tools/vm/debug-kernel $$v; \
+		$(MAKE) --no-print-directory modules KVER=debug-$$v; \
+	done
 	$(MAKE) --no-print-directory tools
 	NP_SOAK_SECONDS=$(CHECK_DEBUG_SOAK) NP_FUZZ_SECONDS=$(CHECK_DEBUG_FUZZ) \
-		tools/vm/check debug
+		tools/vm/check $(addprefix debug-,$(CHECK_DEBUG_KERNELS))
 
 # ---- Generic netlink from its spec ----------------------------------------
 # Documentation/netlink/specs/numaplace.yaml is the source of the uapi

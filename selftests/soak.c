@@ -16,7 +16,11 @@
  * each answer's consistency. A churn thread keeps remapping scratch
  * regions (mmap, munmap, mremap MAYMOVE/FIXED/DONTUNMAP, fork, madvise
  * DONTNEED/FREE/PAGEOUT/HUGEPAGE/COLLAPSE, mprotect) which the migrators
- * also query and move, and checks their bytes after each step.
+ * also query and move, and checks their bytes after each step; it also
+ * splits the THP buffer's PMDs (a VMA boundary made inside one by
+ * MADV_NOHUGEPAGE or mlock of a page, and undone) and collapses them again
+ * (MADV_COLLAPSE) while the migrators move them with every engine, the
+ * page-table engine (ENGINE_PT and the default) among them.
  *
  * At the end every stamped byte is the last value written (in both
  * processes' views of the shared buffer), the buffers can all be moved to

@@ -4,7 +4,8 @@
  * thread each (the fork child writes half of its buffer), each page's
  * last generation kept, and scratch regions that the churn thread maps,
  * unmaps, remaps, forks, advises and protects, checking their bytes after
- * each step.
+ * each step; the churn thread also splits and collapses the THP buffer's
+ * PMDs under its writer and the migrators.
  */
 #include <linux/mempolicy.h>
 #include <pthread.h>
@@ -291,6 +292,35 @@ void np_slot_protect(int s)
 	mprotect(p, np_soak_slots[s].len, PROT_READ | PROT_WRITE);
 }
 
+/*
+ * A THP of the THP buffer split and collapsed again, its bytes untouched
+ * (its writer goes on): a VMA boundary inside a PMD splits it (one page
+ * made NOHUGEPAGE, or mlocked, and back), MADV_COLLAPSE puts a PMD back.
+ * Errors are fine (a kernel without MADV_COLLAPSE, no memory for a THP).
+ */
+void np_thp_churn(__u64 *rs)
+{
+	size_t n = np_soak_sh->n[NP_SB_THP];
+	size_t i = np_rand_below(rs, n);
+	char *b = np_soak_sh->buf[NP_SB_THP], *p = b + i * np_soak_psz;
+	size_t pmd_pages = NP_SOAK_PMD / np_soak_psz;
+
+	switch (np_rand_below(rs, 3)) {
+	case 0:
+		madvise(p, np_soak_psz, MADV_NOHUGEPAGE);
+		madvise(p, np_soak_psz, MADV_HUGEPAGE);
+		break;
+	case 1:
+		mlock(p, np_soak_psz);
+		munlock(p, np_soak_psz);
+		break;
+	default:
+		madvise(b + i / pmd_pages * NP_SOAK_PMD, NP_SOAK_PMD,
+			MADV_COLLAPSE);
+		break;
+	}
+}
+
 struct np_soak_ops np_soak_count;
 atomic_int np_soak_stop;
 
@@ -308,7 +338,7 @@ void *np_churn(void *arg)
 			np_slot_map(s, &rs);
 			continue;
 		}
-		switch (np_rand_below(&rs, 6)) {
+		switch (np_rand_below(&rs, 7)) {
 		case 0:
 			np_slot_unmap(s);
 			break;
@@ -323,6 +353,9 @@ void *np_churn(void *arg)
 			break;
 		case 4:
 			np_slot_protect(s);
+			break;
+		case 5:
+			np_thp_churn(&rs);
 			break;
 		default:
 			np_slot_fill(s);

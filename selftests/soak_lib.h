@@ -21,6 +21,7 @@
 #define NP_SOAK_MIGRATORS	2	/* threads mixing queries and moves */
 #define NP_SOAK_SLOTS		4	/* scratch regions of the churn thread */
 #define NP_SOAK_SLOT_PAGES	64	/* pages of a scratch region */
+#define NP_SOAK_PMD		(2UL << 20)	/* a PMD's bytes: the THP buffer's unit */
 #define NP_SOAK_LOG		8	/* failure lines printed, then counted */
 #define NP_SOAK_FINAL_TRIES	10	/* calls to get -EBUSY pages home */
 #define NP_SOAK_ISO_WAIT_MS	10000	/* nr_isolated back to baseline in */
@@ -111,6 +112,7 @@ void np_slot_remap(int s, __u64 *rs);
 void np_slot_fork(int s);
 void np_slot_advise(int s, __u64 *rs);
 void np_slot_protect(int s);
+void np_thp_churn(__u64 *rs);
 void *np_churn(void *arg);
 
 #endif /* NP_SOAK_LIB_H */
