@@ -2,18 +2,20 @@
 /*
  * numaplace: the copy step of the batched engine. A batch is an array of
  * source pages (migrate_pfn() values, as migrate_vma_setup() left them)
- * with their target nodes. Destinations are reserved on the target node
- * before the pages are unmapped (np_copy_reserve(), as migrate_pages()
- * allocates a folio's destination before it unmaps it: a node that runs
- * out is known before anything is unmapped for it), in bulk, by the
- * caller and up to copy_workers - 1 kernel workers (an unbound workqueue,
- * each work queued on the target node), each a contiguous share of the
- * array: Debian's kernels zero every new page (init_on_alloc), and that
- * work is spread over the workers. Once the pages are unmapped, the
- * reservations that fit are kept (np_copy_reserve_check()), and the same
- * workers fill them (np_copy_batch()). With np_config.dma a dmaengine
- * memcpy channel copies instead, page by page falling back to the CPU on
- * any error.
+ * with their target nodes. Destinations are allocated on the target node
+ * in bulk by the caller and up to copy_workers - 1 kernel workers (an
+ * unbound workqueue, each work queued on the target node), each a
+ * contiguous share of the array: Debian's kernels zero every new page
+ * (init_on_alloc), and that work is spread over the workers. For the
+ * page-table engine's ranges they are reserved before the pages are
+ * unmapped (np_copy_reserve(), as migrate_pages() allocates a folio's
+ * destination before it unmaps it: a node that runs out is known before
+ * anything is unmapped for it), and once the pages are unmapped the
+ * reservations that fit are kept (np_copy_reserve_check()); for
+ * migrate_vma_setup()'s ranges they are allocated after it, in the copy's
+ * shares. The same workers fill them (np_copy_batch()). With
+ * np_config.dma a dmaengine memcpy channel copies instead, page by page
+ * falling back to the CPU on any error.
  */
 #include <linux/dma-mapping.h>
 #include <linux/dmaengine.h>
@@ -487,7 +489,8 @@ static void np_copy_reserve_share(void *ctx, unsigned int share,
  * entries get none. A large folio that gets none on such a node is left
  * mapped (its target cleared: answered -ENOMEM, as splitting it would
  * need base pages the node does not have); on another node (no free
- * folio of its order) it is the kernel engine's (np_copy_reserve_check()).
+ * folio of its order) it gets none after the unmap either (np_copy_want()):
+ * restore hands it to the kernel engine.
  * Return: the first base page left without a destination because its
  * node ran out (nothing from there is to be unmapped), or @cb->nr.
  */
@@ -542,8 +545,9 @@ void np_copy_reserve_cut(struct np_copy_batch *cb, unsigned int from)
  * np_copy_reserve_check - keep what fits once the range is unmapped
  * @cb: @src as np_pt_unmap() left it, @dst as np_copy_reserve() left it
  *
- * A reservation is kept for an entry that is the first of a folio to move
- * (np_copy_movable()) of the reservation's size. The others are freed:
+ * A reservation is kept for an entry that is the first entry of a folio
+ * np_pt_unmap() unmapped, still with a target, of the reservation's size.
+ * The others are freed:
  * pages that were not unmapped (raced, busy, pinned), a folio split or
  * collapsed since collect (its pages get destinations in the copy, as
  * before). A large folio unmapped without a destination gets none after

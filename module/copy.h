@@ -68,8 +68,8 @@ struct page;
  *	the destinations not filled yet (those pages stay where they are)
  * @dma_failed: a DMA copy failed or timed out: the rest of the batch
  *	copies with the CPU (set by any share)
- * @ran_out: a node of @target ran out of base pages in this call to
- *	np_copy_reserve() or np_copy_batch() (set by any share)
+ * @ran_out: np_copy_reserve(): a node of @target ran out of base pages
+ *	(set by any share)
  */
 struct np_copy_batch {
 	unsigned long *src;
