@@ -75,9 +75,6 @@ CFLAGS  ?= -O2 -g
 CFLAGS  += -Wall -Wextra -Wno-unused-parameter -Werror -std=gnu11 \
 	   -I$(CURDIR)/uapi -I$(CURDIR)/tools/lib -D_GNU_SOURCE
 KSFT    := $(BUILD)/ksft
-# The harness headers are written for -Wall (as the kernel's selftests).
-TEST_CFLAGS := -O2 -g -Wall -Werror -std=gnu11 -D_GNU_SOURCE -I$(CURDIR)/uapi \
-	       -I$(CURDIR)/tools/lib -I$(KSFT) -Iselftests
 
 # preload.c is its own library (libnumaplace-preload.so), not part of
 # libnumaplace: it defines move_pages() and syscall().
@@ -89,25 +86,14 @@ NL_SRC   := tools/numaplace/nl.c
 NL_LIB   := $(BUILD)/nl/libnp_nl.a
 MNL_LIBS := $(shell pkg-config --libs libmnl 2>/dev/null)
 CLI_SRC  := $(filter-out $(NL_SRC),$(wildcard tools/numaplace/*.c))
-# The tests' helpers, not tests: np_test.c, np_model.c and np_check.c
-# (every test's), the migrate suites' migrate_lay.c and migrate_sim.c,
-# np_genl_util.c (module, capabilities, slab; load, genl*, watch*),
-# np_watch_util.c (watch*), the query suites' np_query_util.c,
-# qrace_query.c and qrace_mut.c, race.c's race_mm.c and fuzz.c's
-# fuzz_call.c, the conformance engine cf_lib.c, the MIGRATE ABI tests'
-# migrate_abi_lib.c and the soak's soak_lib.c, in one static library
-# (build/testlib/libnp_test.a) that every test links. np_genl.c speaks
-# netlink: only the genl* tests pull it out of the archive, and they link
-# libnp_nl.a after it.
-TEST_LIB_SRC := selftests/np_test.c selftests/np_model.c selftests/np_check.c \
-	selftests/migrate_lay.c selftests/migrate_sim.c \
-	selftests/np_genl_util.c selftests/np_watch_util.c selftests/np_genl.c \
-	selftests/np_query_util.c selftests/qrace_query.c selftests/qrace_mut.c \
-	selftests/race_mm.c selftests/fuzz_call.c \
-	selftests/cf_lib.c selftests/migrate_abi_lib.c selftests/soak_lib.c
-TEST_SRC := $(filter-out $(TEST_LIB_SRC),$(wildcard selftests/*.c))
-TEST_LIB := $(BUILD)/testlib/libnp_test.a
-TESTS    := $(patsubst selftests/%.c,$(BUILD)/selftests/%,$(TEST_SRC))
+# The selftests are a kselftest collection with its own Makefile
+# (selftests/Makefile, lib.mk): built into $(BUILD)/selftests after the
+# libraries they link, installed with run_kselftest.sh into
+# $(BUILD)/ksft-install, the tree tools/vm/run puts in the guest.
+KSFT_INSTALL := $(BUILD)/ksft-install
+KSFT_MAKE = $(MAKE) --no-print-directory -C selftests NP_BUILD=$(BUILD) \
+	OUTPUT=$(BUILD)/selftests
+
 # bench.c is the benchmarks' helpers, not a benchmark: compiled once
 # (build/benchlib/bench.o, outside build/bench, whose every file
 # tools/vm/run puts in the guest as a benchmark) and linked into each.
@@ -117,7 +103,7 @@ BENCH_SRC := $(filter-out $(BENCH_LIB_SRC),$(wildcard tools/bench/*.c))
 BENCHES  := $(patsubst tools/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 MOD_SRC  := Kbuild $(wildcard module/*.c module/*.h uapi/linux/*.h)
 
-.PHONY: all module modules modules-all tools deps deb check check-man checkpatch genl-gen genl-check demo bench bench-stats bench-profile bench-watch clean \
+.PHONY: all module modules modules-all tools selftests deps deb check check-man checkpatch genl-gen genl-check demo bench bench-stats bench-profile bench-watch clean \
 	bench-preload bench-migratepages bench-stall install install-tools install-headers check-debug
 all: modules tools
 
@@ -161,8 +147,14 @@ modules-all:
 	@set -e; for k in $(KERNELS); do $(MAKE) --no-print-directory modules KVER=$$k; done
 
 tools: $(BUILD)/lib/libnumaplace.so $(BUILD)/lib/libnumaplace.a \
-       $(BUILD)/bin/numaplace $(BUILD)/bin/np-workload $(BUILD)/bin/np-demo-compare $(TESTS) \
-       $(BUILD)/lib/libnumaplace-preload.so
+       $(BUILD)/bin/numaplace $(BUILD)/bin/np-workload $(BUILD)/bin/np-demo-compare \
+       $(BUILD)/lib/libnumaplace-preload.so selftests
+
+# Always entered: lib.mk knows what is out of date.
+selftests: $(BUILD)/lib/libnumaplace.so $(NL_LIB) $(KSFT)/kselftest_harness.h
+	$(KSFT_MAKE) all
+	rm -rf $(KSFT_INSTALL)
+	$(KSFT_MAKE) install INSTALL_PATH=$(KSFT_INSTALL) >/dev/null
 
 $(BUILD)/lib/%.o: tools/lib/%.c $(wildcard tools/lib/*.h) $(wildcard uapi/linux/*.h)
 	@mkdir -p $(@D)
@@ -211,28 +203,6 @@ $(BUILD)/bin/np-demo-compare: tools/demo/compare.c tools/lib/numaplace.h $(BUILD
 
 $(KSFT)/kselftest_harness.h:
 	@echo "kselftest headers missing: run 'make deps'" >&2; exit 1
-
-# Tests that speak netlink do it with the CLI's client (libnp_nl.a).
-NL_TESTS := $(filter $(BUILD)/selftests/genl% $(BUILD)/selftests/watch% $(BUILD)/selftests/dropin% $(BUILD)/selftests/migrate_busy $(BUILD)/selftests/migrate_bounds,$(TESTS))
-$(NL_TESTS): TEST_LIBS = $(NL_LIB) $(MNL_LIBS)
-$(NL_TESTS): TEST_CFLAGS += -Itools/numaplace
-$(NL_TESTS): $(NL_LIB) tools/numaplace/nl.h
-$(BUILD)/testlib/np_genl.o: TEST_CFLAGS += -Itools/numaplace
-$(BUILD)/testlib/np_genl.o: tools/numaplace/nl.h
-
-# The tests' helpers, once: outside build/selftests, whose every file
-# tools/vm/run puts in the guest as a test.
-$(BUILD)/testlib/%.o: selftests/%.c $(wildcard selftests/*.h) $(wildcard uapi/linux/*.h) $(KSFT)/kselftest_harness.h
-	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -c -o $@ $<
-
-$(TEST_LIB): $(patsubst selftests/%.c,$(BUILD)/testlib/%.o,$(TEST_LIB_SRC))
-	rm -f $@
-	$(AR) rcs $@ $^
-
-$(BUILD)/selftests/%: selftests/%.c $(wildcard selftests/*.h) $(wildcard uapi/linux/*.h) $(TEST_LIB) $(KSFT)/kselftest_harness.h $(BUILD)/lib/libnumaplace.so
-	@mkdir -p $(@D)
-	$(CC) $(TEST_CFLAGS) -o $@ $< $(TEST_LIB) -L$(BUILD)/lib -lnumaplace -lpthread $(TEST_LIBS)
 
 $(BENCH_LIB): $(BENCH_LIB_SRC) tools/bench/bench.h
 	@mkdir -p $(@D)

@@ -129,6 +129,8 @@ TEST_F(abi_client, supports_and_available)
 {
 	struct numaplace_info info;
 
+	NP_SKIPPED();
+
 	ASSERT_EQ(0, numaplace_info(&info));
 	EXPECT_EQ(1, numaplace_available());
 	EXPECT_EQ(1, numaplace_supports(&info, 1ULL << NUMAPLACE_CMD_INFO, 0));
@@ -148,6 +150,7 @@ TEST_F(abi_client, supports_and_available)
 /* The drop-in answers as the syscall, through the device when it can. */
 TEST_F(abi_client, move_pages_query)
 {
+	NP_SKIPPED();
 	ASSERT_EQ(0, syscall(SYS_move_pages, 0, NP_ABI_PAGES, self->pages,
 			     NULL, self->want, 0));
 	ASSERT_EQ(0, numaplace_move_pages(0, NP_ABI_PAGES, self->pages, NULL,

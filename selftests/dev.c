@@ -40,6 +40,8 @@ TEST_F(dev, is_misc_char_device)
 {
 	struct stat st;
 
+	NP_SKIPPED();
+
 	ASSERT_EQ(0, stat(NUMAPLACE_DEVICE, &st));
 	EXPECT_TRUE(S_ISCHR(st.st_mode));
 	EXPECT_EQ(10, major(st.st_rdev)); /* MISC_MAJOR */
@@ -49,6 +51,7 @@ TEST_F(dev, is_misc_char_device)
 
 TEST_F(dev, info_answers)
 {
+	NP_SKIPPED();
 	ASSERT_EQ(0, np_ioctl(self->fd, NUMAPLACE_IOC_INFO, &self->info));
 	EXPECT_EQ(sizeof(self->info), self->info.size);
 	EXPECT_EQ(NUMAPLACE_ABI_VERSION, self->info.abi_version);
@@ -64,6 +67,8 @@ TEST_F(dev, info_matches_sysfs)
 	__u64 online[NUMAPLACE_NODE_WORDS], memory[NUMAPLACE_NODE_WORDS];
 	__u64 possible[NUMAPLACE_NODE_WORDS];
 	int top;
+
+	NP_SKIPPED();
 
 	ASSERT_EQ(0, np_ioctl(self->fd, NUMAPLACE_IOC_INFO, &self->info));
 	top = np_read_nodelist("/sys/devices/system/node/possible", possible);
@@ -82,6 +87,8 @@ TEST_F(dev, info_ver0_size)
 	char buf[NUMAPLACE_INFO_SIZE_VER0 + 64];
 	struct numaplace_info *info = (void *)buf;
 
+	NP_SKIPPED();
+
 	memset(buf, 0xa5, sizeof(buf));
 	memset(buf, 0, NUMAPLACE_INFO_SIZE_VER0);
 	info->size = NUMAPLACE_INFO_SIZE_VER0;
@@ -97,6 +104,8 @@ TEST_F(dev, info_short_size_einval)
 	static const __u32 sizes[] = { 0, 4, 8, 16,
 				       NUMAPLACE_INFO_SIZE_VER0 - 8,
 				       NUMAPLACE_INFO_SIZE_VER0 - 1 };
+
+	NP_SKIPPED();
 
 	/* EXPECT_*() with TH_LOG() is two statements: loops need braces. */
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
@@ -116,6 +125,8 @@ TEST_F(dev, info_long_size)
 	size_t len = sizeof(struct numaplace_info) + 1024;
 	char *buf = calloc(1, len);
 	struct numaplace_info *info = (void *)buf;
+
+	NP_SKIPPED();
 
 	ASSERT_NE(NULL, buf);
 	info->size = len;
@@ -145,6 +156,7 @@ TEST_F(dev, info_long_size)
 
 TEST_F(dev, info_unknown_flags_einval)
 {
+	NP_SKIPPED();
 	for (int bit = 0; bit < 32; bit++) {
 		self->info.flags = 1U << bit;
 		EXPECT_EQ(-EINVAL,
@@ -155,6 +167,7 @@ TEST_F(dev, info_unknown_flags_einval)
 
 TEST_F(dev, info_reserved_nonzero_einval)
 {
+	NP_SKIPPED();
 	self->info.reserved0 = 1;
 	EXPECT_EQ(-EINVAL, np_ioctl(self->fd, NUMAPLACE_IOC_INFO, &self->info));
 	self->info.reserved0 = 0;
@@ -180,6 +193,8 @@ TEST_F(dev, unknown_ioctl_enotty)
 		0,
 	};
 
+	NP_SKIPPED();
+
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		EXPECT_EQ(-ENOTTY, np_ioctl(self->fd, cmds[i], &self->info))
 			TH_LOG("cmd %#lx", cmds[i]);
@@ -191,6 +206,8 @@ TEST_F(dev, bad_pointers_efault)
 	long psz = sysconf(_SC_PAGESIZE);
 	char *map;
 	struct numaplace_info *tail;
+
+	NP_SKIPPED();
 
 	EXPECT_EQ(-EFAULT, np_ioctl(self->fd, NUMAPLACE_IOC_INFO, NULL));
 	EXPECT_EQ(-EFAULT, np_ioctl(self->fd, NUMAPLACE_IOC_INFO,
@@ -217,9 +234,11 @@ TEST_F(dev, bad_pointers_efault)
 /* The handshake is open to an unprivileged user, like move_pages(2). */
 TEST_F(dev, info_unprivileged)
 {
-	pid_t pid = fork();
+	pid_t pid;
 	int status;
 
+	NP_SKIPPED();
+	pid = fork();
 	ASSERT_GE(pid, 0);
 	if (pid == 0) {
 		if (setgid(65534) || setuid(65534))

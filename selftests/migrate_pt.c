@@ -127,6 +127,8 @@ TEST_F(pt, soft_dirty_kept)
 	long psz = self->c.psz, anon0, file0, anon, file;
 	size_t sd = 0, diff = 0;
 
+	NP_SKIPPED();
+
 	np_pt_fill(self->buf, NP_PT_PAGES, psz, 1);
 	if (np_write_str("/proc/self/clear_refs", "4"))
 		SKIP(return, "no soft-dirty clearing (/proc/self/clear_refs)");
@@ -182,6 +184,8 @@ TEST_F(pt, uffd_wp_kept)
 	long psz = self->c.psz;
 	size_t set = 0;
 	int uffd;
+
+	NP_SKIPPED();
 
 	np_pt_fill(self->buf, NP_PT_PAGES, psz, 2);
 	uffd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);

@@ -231,9 +231,7 @@ static int np_seen_call(FIXTURE_DATA(seen) *self,
  */
 TEST_F_TIMEOUT(seen, random_targets_status_true, 180)
 {
-	const size_t psz = self->c.psz, per = NP_PMD / psz;
-	const size_t np = NP_SEEN_SLOTS * per;
-	const size_t n = variant->twice ? 2 * np : np;
+	size_t psz, per, np, n;
 	unsigned long long s = self->seed;
 	int kinds[NP_SEEN_SLOTS], *nodes, *status, *place;
 	size_t i, k, wrong = 0, moved = 0, busy = 0;
@@ -241,6 +239,10 @@ TEST_F_TIMEOUT(seen, random_targets_status_true, 180)
 	char *base = NULL;
 
 	NP_SKIPPED_OR_FILTERED();
+	psz = self->c.psz;
+	per = NP_PMD / psz;
+	np = NP_SEEN_SLOTS * per;
+	n = variant->twice ? 2 * np : np;
 	pages = calloc(n, sizeof(*pages));
 	nodes = calloc(n, sizeof(*nodes));
 	status = calloc(n, sizeof(*status));

@@ -39,6 +39,8 @@ pkgs+=(dpkg-dev debhelper dh-dkms dkms)
 # The kernel's netlink code generator (ynl-gen-c.py, make genl-gen and
 # make check's genl-check) and the JSON schema check of the spec.
 pkgs+=(python3 python3-yaml python3-jsonschema)
+# The kselftest collection's install (lib.mk copies with rsync).
+pkgs+=(rsync)
 # Kernels of the host's own release are installed (a "build" kernel needs
 # only its headers); the others are fetched and unpacked under build/.
 host_codename=$(. /etc/os-release && echo "$VERSION_CODENAME")
@@ -59,8 +61,8 @@ for p in "${pkgs[@]}"; do
 		missing+=("$p")
 done
 need_src=0
-[ -f "$build/ksft/kselftest_harness.h" ] && [ -f "$build/checkpatch/checkpatch.pl" ] ||
-	need_src=1
+[ -f "$build/ksft/kselftest_harness.h" ] && [ -f "$build/ksft/lib.mk" ] &&
+	[ -f "$build/checkpatch/checkpatch.pl" ] || need_src=1
 # ynl-gen-c.py: 6.1's tree has none, 6.12's has (tools/net/ynl/ynl-gen-c.py;
 # later trees moved it to tools/net/ynl/pyynl/, with other output).
 ynl_src=linux-source-6.12
@@ -77,9 +79,11 @@ if [ ${#missing[@]} -gt 0 ]; then
 		--no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# kselftest_harness.h and kselftest.h (and checkpatch.pl, for `make
-# checkpatch`) come from Debian's linux-source-6.1, extracted into the
-# build directory (never into the repository).
+# kselftest_harness.h and kselftest.h, the collections' lib.mk and the
+# installed tree's run_kselftest.sh with its kselftest/ runner (selftests/
+# Makefile), and checkpatch.pl (for `make checkpatch`) come from Debian's
+# linux-source-6.1, extracted into the build directory (never into the
+# repository), laid out as tools/testing/selftests is.
 if [ "$need_src" = 1 ]; then
 	tmp=$(mktemp -d)
 	chmod 755 "$tmp" # apt-get download runs as _apt
@@ -88,17 +92,20 @@ if [ "$need_src" = 1 ]; then
 		die "apt-get download linux-source-6.1 failed"
 	dpkg-deb --fsys-tarfile "$tmp"/linux-source-6.1_*.deb |
 		tar -x -C "$tmp" --wildcards './usr/src/linux-source-6.1.tar.xz'
-	mkdir -p "$build/ksft" "$build/checkpatch"
+	mkdir -p "$build/ksft/kselftest" "$build/checkpatch"
 	src=linux-source-6.1
+	ksft=$src/tools/testing/selftests
 	tar -xJf "$tmp/usr/src/$src.tar.xz" -C "$tmp" \
-		$src/tools/testing/selftests/kselftest.h \
-		$src/tools/testing/selftests/kselftest_harness.h \
+		$ksft/kselftest.h $ksft/kselftest_harness.h $ksft/lib.mk \
+		$ksft/run_kselftest.sh $ksft/kselftest \
 		$src/scripts/checkpatch.pl $src/scripts/spelling.txt \
 		$src/scripts/const_structs.checkpatch $src/.clang-format
-	cp "$tmp"/$src/tools/testing/selftests/kselftest*.h "$build/ksft/"
+	cp "$tmp"/$ksft/kselftest*.h "$tmp"/$ksft/lib.mk "$tmp"/$ksft/run_kselftest.sh \
+		"$build/ksft/"
+	cp "$tmp"/$ksft/kselftest/* "$build/ksft/kselftest/"
 	cp "$tmp"/$src/scripts/{checkpatch.pl,spelling.txt,const_structs.checkpatch} \
 		"$tmp/$src/.clang-format" "$build/checkpatch/"
-	echo "deps: kselftest headers in $build/ksft, checkpatch in $build/checkpatch"
+	echo "deps: kselftest headers, lib.mk and runner in $build/ksft, checkpatch in $build/checkpatch"
 fi
 # ynl-gen-c.py, its lib/ and the genetlink JSON schemas, from Debian's
 # linux-source-6.12, into build/ynl laid out as a kernel tree: the
