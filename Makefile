@@ -222,12 +222,14 @@ $(BUILD)/bench/kvquery: tools/bench/kvquery.c tools/bench/bench.h $(BENCH_LIB)
 deps:
 	tools/deps.sh
 
-# numaplace-dkms and numaplace-tools (debian/), built with
-# dpkg-buildpackage from a copy of the tree, into $(BUILD)/deb.
+# numaplace-dkms, numaplace-tools and numaplace-selftests (debian/), built
+# with dpkg-buildpackage from a copy of the tree (and of $(KSFT), which the
+# selftests build with), into $(BUILD)/deb.
 DEB_DIR := $(BUILD)/deb
 deb:
 	rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)/numaplace-$(NP_VERSION)
 	tar -c --exclude=./build --exclude=./.git . | tar -x -C $(DEB_DIR)/numaplace-$(NP_VERSION)
+	cp -a $(KSFT) $(DEB_DIR)/numaplace-$(NP_VERSION)/debian/ksft
 	cd $(DEB_DIR)/numaplace-$(NP_VERSION) && dpkg-buildpackage -us -uc -b
 	@ls $(DEB_DIR)/*.deb
 
@@ -300,10 +302,13 @@ checkpatch:
 		$(wildcard selftests/kmod/*.c)
 
 # The README's test command: set-up included, so it works on a fresh machine.
+# Besides the NUMA guest of each test kernel, a guest with one node on
+# CHECK_ONE_NODE's kernels: there every test passes or skips.
+CHECK_ONE_NODE ?= 6.12
 check: deps
 	$(MAKE) --no-print-directory genl-check
 	$(MAKE) --no-print-directory modules-all tools check-man deb
-	tools/vm/check --deb $(DEB_DIR) $(TEST_KERNELS)
+	tools/vm/check --deb $(DEB_DIR) $(TEST_KERNELS) $(addsuffix /1node,$(CHECK_ONE_NODE))
 
 # numaplace(1) against each command's --help (on the host: --help needs no
 # module): every option in both, or make check fails before booting a VM.

@@ -27,7 +27,6 @@
 #include "np_test.h"
 #include "kselftest_harness.h"
 
-#define NP_FD_KO	"/usr/lib/numaplace/np_fake_dma.ko"
 #define NP_FD_PARAM	"/sys/module/np_fake_dma/parameters/"
 #define NP_PMD		(2UL << 20)
 /* 4 KiB pages of the small buffer: several rounds of copy shares */
@@ -171,7 +170,7 @@ DMA_MODE(never, false);
 FIXTURE_SETUP(dma)
 {
 	char params[64];
-	int modfd;
+	int modfd, ret;
 
 	psz = sysconf(_SC_PAGESIZE);
 	self->loaded = false;
@@ -184,12 +183,15 @@ FIXTURE_SETUP(dma)
 		SKIP(return, "needs node 1 with memory");
 	if (!(self->info.features & NUMAPLACE_FEAT_MIGRATE_BATCH))
 		SKIP(return, "no batched engine");
-	modfd = open(NP_FD_KO, O_RDONLY | O_CLOEXEC);
+	if (system("command -v numaplace >/dev/null"))
+		SKIP(return, "no numaplace CLI (numaplace-tools) to switch DMA on");
+	modfd = np_ko_open("np_fake_dma");
 	if (modfd < 0)
-		SKIP(return, "no %s", NP_FD_KO);
+		SKIP(return, "no np_fake_dma.ko in " NP_KO_WHERE);
 	snprintf(params, sizeof(params), "late_ms=%d", NP_DMA_LATE_MS);
-	if (syscall(SYS_finit_module, modfd, params, 0) && errno != EEXIST) {
-		TH_LOG("insmod np_fake_dma: %s", strerror(errno));
+	ret = np_ko_load(modfd, params);
+	if (ret && ret != -EEXIST) {
+		TH_LOG("insmod np_fake_dma: %s", strerror(-ret));
 		close(modfd);
 		ASSERT_TRUE(0);
 	}

@@ -44,10 +44,10 @@ static void __attribute__((constructor)) dropin_flush_page_size(void)
 /* Unload the module and load it with @params. 0 or -errno. */
 static int df_reload(const char *params)
 {
-	int modfd = open(NP_MODULE_PATH, O_RDONLY | O_CLOEXEC), ret = 0;
+	int modfd = np_ko_open("numaplace"), ret = 0, ret2;
 
 	if (modfd < 0)
-		return -errno;
+		return modfd;
 	for (int i = 0; i < NP_DF_UNLOAD_TRIES; i++) {
 		ret = np_module_unload();
 		if (!ret || ret == -ENOENT)
@@ -55,8 +55,9 @@ static int df_reload(const char *params)
 		usleep(100000);
 	}
 	/* Still loaded after the tries: the unload's error, not EEXIST. */
-	if (syscall(SYS_finit_module, modfd, params, 0))
-		ret = errno == EEXIST && ret ? ret : -errno;
+	ret2 = np_ko_load(modfd, params);
+	if (ret2)
+		ret = ret2 == -EEXIST && ret ? ret : ret2;
 	else
 		ret = 0;
 	close(modfd);
@@ -334,8 +335,8 @@ FIXTURE_SETUP(dropin_flush)
 
 	if (geteuid())
 		SKIP(return, "needs root: it reloads the module");
-	if (access(NP_MODULE_PATH, R_OK))
-		SKIP(return, "no %s", NP_MODULE_PATH);
+	if (!np_ko_found("numaplace"))
+		SKIP(return, "no numaplace.ko in " NP_KO_WHERE);
 	self->reloaded = 1;
 	ASSERT_EQ(0, df_reload("simulate_ibt=1"));
 	fd = np_open();

@@ -164,8 +164,8 @@ TEST_F_TIMEOUT(genl_event, unload_with_listener, NP_GN_TIMEOUT)
 
 	NP_SKIPPED();
 	NP_GN_NEED_TWO_NODES();
-	if (access(NP_MODULE_PATH, R_OK))
-		SKIP(return, "no %s", NP_MODULE_PATH);
+	if (!np_ko_found("numaplace"))
+		SKIP(return, "no numaplace.ko in " NP_KO_WHERE);
 	p = np_pmd_map(n * psz, 0);
 	ASSERT_NE(NULL, p);
 	ASSERT_EQ(0, np_touch_on(p, 0, n, 0));

@@ -47,9 +47,9 @@ TEST(load_unload_cycles)
 	long before, grew = 0;
 	int modfd, i, batch;
 
-	modfd = open(NP_MODULE_PATH, O_RDONLY | O_CLOEXEC);
+	modfd = np_ko_open("numaplace");
 	if (modfd < 0)
-		SKIP(return, "no %s", NP_MODULE_PATH);
+		SKIP(return, "no numaplace.ko in " NP_KO_WHERE);
 	if (np_module_loaded())
 		ASSERT_EQ(0, np_module_unload());
 

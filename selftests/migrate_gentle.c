@@ -251,7 +251,6 @@ out:
 
 /* ---- notifier_in_place_untouched ------------------------------------- */
 
-#define NP_MR_KO	"/usr/lib/numaplace/np_mn_rec.ko"
 #define NP_MR_DEV	"/dev/np_mn_rec"
 /* As many records as the module keeps between two reads (np_mn_rec.c). */
 #define NP_MR_MAX	131072
@@ -281,13 +280,14 @@ struct np_mr_read {
 /* Load np_mn_rec.ko (once). 0, -ENOENT (not installed) or -errno. */
 static int np_mr_load(void)
 {
-	int fd = open(NP_MR_KO, O_RDONLY | O_CLOEXEC), ret = 0;
+	int fd = np_ko_open("np_mn_rec"), ret;
 
 	if (fd < 0)
 		return -ENOENT;
-	if (syscall(SYS_finit_module, fd, "", 0) && errno != EEXIST)
-		ret = -errno;
+	ret = np_ko_load(fd, "");
 	close(fd);
+	if (ret == -EEXIST)
+		ret = 0;
 	return ret;
 }
 
@@ -361,7 +361,7 @@ TEST_F_TIMEOUT(gentle, notifier_in_place_untouched, 120)
 		SKIP(return, "the default engine is not the page-table engine");
 	ret = np_mr_load();
 	if (ret == -ENOENT)
-		SKIP(return, "no %s", NP_MR_KO);
+		SKIP(return, "no np_mn_rec.ko in " NP_KO_WHERE);
 	ASSERT_EQ(0, ret) TH_LOG("insmod np_mn_rec: %s", strerror(-ret));
 	p = np_pmd_map(n * psz, 0);
 	st = calloc(n, sizeof(*st));
@@ -517,7 +517,7 @@ TEST_F_TIMEOUT(gentle, full_node_enomem_untouched, 120)
 	got -= NP_GENTLE_ROOM_HP;
 	ret = np_mr_load();
 	if (ret == -ENOENT)
-		SKIP(return, "no %s", NP_MR_KO);
+		SKIP(return, "no np_mn_rec.ko in " NP_KO_WHERE);
 	ASSERT_EQ(0, ret) TH_LOG("insmod np_mn_rec: %s", strerror(-ret));
 	total_kb = np_node_kb(1, "MemTotal:");
 	ASSERT_GT(total_kb, 0);
@@ -551,4 +551,4 @@ TEST_F_TIMEOUT(gentle, full_node_enomem_untouched, 120)
 	munmap(out, sizeof(*out));
 }
 
-TEST_HARNESS_MAIN
+NP_HARNESS_MAIN

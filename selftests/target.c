@@ -25,7 +25,6 @@
 #include "kselftest_harness.h"
 
 #define NP_NOBODY		65534
-#define NP_MODULE_PATH		"/usr/lib/numaplace/numaplace.ko"
 #define NP_MODULE_PARAM		"/sys/module/numaplace/parameters/simulate_ibt"
 /* The target's layout: 64 pages of 4 KiB kinds, then one THP. */
 #define NP_SMALL_PAGES		64
@@ -169,10 +168,10 @@ static int np_probe_as(uid_t uid, int fd, int pid, struct np_shared *sh)
 
 static int np_mod_reload(const char *params)
 {
-	int modfd = open(NP_MODULE_PATH, O_RDONLY | O_CLOEXEC), ret = 0;
+	int modfd = np_ko_open("numaplace"), ret = 0, ret2;
 
 	if (modfd < 0)
-		return -errno;
+		return modfd;
 	for (int i = 0; i < NP_UNLOAD_TRIES; i++) {
 		if (!syscall(SYS_delete_module, "numaplace", O_NONBLOCK) ||
 		    errno == ENOENT)
@@ -180,10 +179,11 @@ static int np_mod_reload(const char *params)
 		ret = -errno;
 		usleep(100000);
 	}
-	if (!syscall(SYS_finit_module, modfd, params, 0))
+	ret2 = np_ko_load(modfd, params);
+	if (!ret2)
 		ret = 0;
 	else
-		ret = ret ? ret : -errno;
+		ret = ret ? ret : ret2;
 	close(modfd);
 	return ret;
 }
@@ -523,8 +523,8 @@ TEST_F_TIMEOUT(target, simulate_ibt, 60)
 	char val[8];
 	pid_t pid;
 
-	if (access(NP_MODULE_PATH, R_OK))
-		SKIP(return, "no %s", NP_MODULE_PATH);
+	if (!np_ko_found("numaplace"))
+		SKIP(return, "no numaplace.ko in " NP_KO_WHERE);
 	/* The guest's CPU does not enforce IBT: the plain module is exact. */
 	EXPECT_TRUE(self->exact);
 	ASSERT_EQ(0, np_get_info(self->fd, &info));

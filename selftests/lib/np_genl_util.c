@@ -9,10 +9,16 @@
 #include <linux/capability.h>
 #include <linux/mempolicy.h>
 #include <sys/stat.h>
+#include <limits.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "np_test.h"
+
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#endif
 
 int np_module_loaded(void)
 {
@@ -21,17 +27,110 @@ int np_module_loaded(void)
 	return stat("/sys/module/numaplace", &st) == 0;
 }
 
+/* NP_KO_WHERE's directories after $NP_KO_DIR and the test's own. */
+static const char *const np_ko_dirs[] = {
+	"/usr/lib/numaplace",
+	"/lib/modules/%s/updates/dkms",
+	"/lib/modules/%s/updates",
+	"/lib/modules/%s/extra",
+};
+
+static const char *const np_ko_suffixes[] = { ".ko", ".ko.xz", ".ko.zst" };
+
+/* Open @dir/@name with each suffix: an fd or -1. */
+static int np_ko_open_in(const char *dir, const char *name)
+{
+	char path[PATH_MAX + 64];
+	size_t i;
+	int fd, len;
+
+	for (i = 0; i < ARRAY_SIZE(np_ko_suffixes); i++) {
+		len = snprintf(path, sizeof(path), "%s/%s%s", dir, name,
+			       np_ko_suffixes[i]);
+		if (len < 0 || (size_t)len >= sizeof(path))
+			return -1;
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0)
+			return fd;
+	}
+	return -1;
+}
+
+int np_ko_open(const char *name)
+{
+	char dir[PATH_MAX], *slash;
+	const char *env = getenv("NP_KO_DIR");
+	struct utsname u;
+	ssize_t len;
+	size_t i;
+	int fd;
+
+	if (env && *env && (fd = np_ko_open_in(env, name)) >= 0)
+		return fd;
+	len = readlink("/proc/self/exe", dir, sizeof(dir) - 1);
+	if (len > 0) {
+		dir[len] = '\0';
+		slash = strrchr(dir, '/');
+		if (slash) {
+			*slash = '\0';
+			fd = np_ko_open_in(dir, name);
+			if (fd >= 0)
+				return fd;
+		}
+	}
+	if (uname(&u))
+		return -ENOENT;
+	for (i = 0; i < ARRAY_SIZE(np_ko_dirs); i++) {
+		/* Each format names the release once, or not at all. */
+		snprintf(dir, sizeof(dir), np_ko_dirs[i], u.release);
+		fd = np_ko_open_in(dir, name);
+		if (fd >= 0)
+			return fd;
+	}
+	return -ENOENT;
+}
+
+int np_ko_found(const char *name)
+{
+	int fd = np_ko_open(name);
+
+	if (fd < 0)
+		return 0;
+	close(fd);
+	return 1;
+}
+
+#ifndef MODULE_INIT_COMPRESSED_FILE
+#define MODULE_INIT_COMPRESSED_FILE	4	/* 5.17: linux/module.h */
+#endif
+
+int np_ko_load(int modfd, const char *params)
+{
+	char link[64], path[PATH_MAX];
+	unsigned int flags = 0;
+	ssize_t len;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", modfd);
+	len = readlink(link, path, sizeof(path) - 1);
+	if (len > 3) {
+		path[len] = '\0';
+		if (strstr(path, ".ko.xz") || strstr(path, ".ko.zst"))
+			flags = MODULE_INIT_COMPRESSED_FILE;
+	}
+	return syscall(SYS_finit_module, modfd, params, flags) ? -errno : 0;
+}
+
 int np_module_load_fd(int modfd)
 {
-	return syscall(SYS_finit_module, modfd, "", 0) ? -errno : 0;
+	return np_ko_load(modfd, "");
 }
 
 int np_module_load(void)
 {
-	int fd = open(NP_MODULE_PATH, O_RDONLY | O_CLOEXEC), ret;
+	int fd = np_ko_open("numaplace"), ret;
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	ret = np_module_load_fd(fd);
 	close(fd);
 	return ret;

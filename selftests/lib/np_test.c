@@ -9,9 +9,12 @@
  * that needs a test's _metadata (ASSERT_*, SKIP) stays a macro in
  * np_test.h.
  */
+#include <glob.h>
+#include <limits.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 
 #include "np_test.h"
 
@@ -920,4 +923,119 @@ long np_vmstat(const char *key)
 	if (f)
 		fclose(f);
 	return ret;
+}
+
+/*
+ * ---- What a program's tests change, put back at its end ----------------
+ *
+ * The knobs the tests turn (np_test.h, NP_HARNESS_MAIN), as the values a
+ * write takes back: "always [madvise] never" is saved as "madvise".
+ */
+static const char *const np_knob_globs[] = {
+	"/proc/sys/kernel/numa_balancing",
+	"/sys/kernel/mm/transparent_hugepage/enabled",
+	"/sys/kernel/mm/transparent_hugepage/defrag",
+	"/sys/kernel/mm/transparent_hugepage/hugepages-*kB/enabled",
+	"/sys/kernel/mm/transparent_hugepage/khugepaged/scan_sleep_millisecs",
+	"/sys/kernel/mm/transparent_hugepage/khugepaged/alloc_sleep_millisecs",
+	"/sys/kernel/mm/ksm/run",
+	"/sys/kernel/mm/ksm/sleep_millisecs",
+	"/sys/kernel/mm/ksm/pages_to_scan",
+	"/sys/kernel/mm/ksm/merge_across_nodes",
+	"/sys/devices/system/node/node*/hugepages/hugepages-*kB/nr_hugepages",
+};
+
+/* The test modules a program may load (selftests/kmod). */
+static const char *const np_test_kos[] = { "np_fake_dma", "np_mn_rec" };
+
+#define NP_KNOBS_MAX	128	/* mTHP sizes x 1 + nodes x huge page sizes */
+#define NP_KNOB_LEN	64	/* the longest value: a bracketed word */
+
+static struct np_knob {
+	char path[PATH_MAX];
+	char val[NP_KNOB_LEN];
+} np_knobs[NP_KNOBS_MAX];
+static int np_nr_knobs;
+static pid_t np_state_pid;
+static int np_state_module;		/* numaplace.ko loaded at the start */
+static int np_state_kos[2];		/* np_test_kos[] loaded at the start */
+
+static int np_mod_present(const char *name)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/module/%s", name);
+	return access(path, F_OK) == 0;
+}
+
+/* @raw's bracketed choice if it has one, else its first word. */
+static void np_knob_value(const char *raw, char *val, size_t len)
+{
+	const char *open = strchr(raw, '['), *close;
+	size_t n;
+
+	if (open && (close = strchr(open, ']'))) {
+		raw = open + 1;
+		n = close - raw;
+	} else {
+		n = strcspn(raw, " \n");
+	}
+	if (n >= len)
+		n = len - 1;
+	memcpy(val, raw, n);
+	val[n] = '\0';
+}
+
+static void np_state_restore(void)
+{
+	char raw[256], now[NP_KNOB_LEN];
+	size_t i;
+	int k;
+
+	if (getpid() != np_state_pid)
+		return;		/* a test's child that called exit() */
+	for (k = 0; k < np_nr_knobs; k++) {
+		if (np_read_str(np_knobs[k].path, raw, sizeof(raw)) < 0)
+			continue;
+		np_knob_value(raw, now, sizeof(now));
+		if (strcmp(now, np_knobs[k].val))
+			np_write_str(np_knobs[k].path, np_knobs[k].val);
+	}
+	for (i = 0; i < sizeof(np_test_kos) / sizeof(np_test_kos[0]); i++)
+		if (!np_state_kos[i] && np_mod_present(np_test_kos[i]))
+			syscall(SYS_delete_module, np_test_kos[i], O_NONBLOCK);
+	/* A test that unloads the module and fails half-way. */
+	if (np_state_module && !np_mod_present("numaplace") &&
+	    np_module_load())
+		fprintf(stderr, "# could not load numaplace.ko again\n");
+}
+
+void np_state_save(void)
+{
+	char raw[256];
+	glob_t g;
+	size_t i, j;
+
+	np_state_pid = getpid();
+	for (i = 0; i < sizeof(np_knob_globs) / sizeof(np_knob_globs[0]); i++) {
+		if (glob(np_knob_globs[i], 0, NULL, &g))
+			continue;
+		for (j = 0; j < g.gl_pathc && np_nr_knobs < NP_KNOBS_MAX; j++) {
+			struct np_knob *kn = &np_knobs[np_nr_knobs];
+
+			if (np_read_str(g.gl_pathv[j], raw, sizeof(raw)) < 0)
+				continue;
+			snprintf(kn->path, sizeof(kn->path), "%s",
+				 g.gl_pathv[j]);
+			np_knob_value(raw, kn->val, sizeof(kn->val));
+			np_nr_knobs++;
+		}
+		globfree(&g);
+	}
+	for (i = 0; i < sizeof(np_test_kos) / sizeof(np_test_kos[0]); i++)
+		np_state_kos[i] = np_mod_present(np_test_kos[i]);
+	np_state_module = np_mod_present("numaplace");
+	atexit(np_state_restore);
+	/* Its scanner makes PROT_NONE hints and moves pages at random. */
+	np_write_str("/proc/sys/kernel/numa_balancing", "0");
 }

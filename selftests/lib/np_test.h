@@ -649,6 +649,18 @@ unsigned int np_time_scale(void);
  * is; scaling the metadata once, before the run, needs no hook in the
  * harness and no stand-in for alarm().
  */
+/*
+ * Save what the tests may change: the knobs np_test.c lists (NUMA
+ * balancing, THP and mTHP modes, khugepaged and KSM, each node's huge
+ * page pools), which test modules and whether numaplace.ko are loaded;
+ * then turn NUMA balancing off for the program's run (tests compare
+ * placements). At the program's exit (its main process only) every knob that differs
+ * is written back, a test module the program loaded is unloaded and a
+ * module that was loaded is loaded again: a test host's state outlives
+ * no program, even one whose test failed half-way.
+ */
+void np_state_save(void);
+
 #define NP_HARNESS_MAIN							\
 	static void __attribute__((constructor))			\
 	__constructor_order_last(void)					\
@@ -665,6 +677,7 @@ unsigned int np_time_scale(void);
 		for (f = __fixture_list; f; f = f->next)		\
 			for (t = f->tests; t; t = t->next)		\
 				t->timeout *= k;			\
+		np_state_save();					\
 		return test_harness_run(argc, argv);			\
 	}
 
@@ -680,8 +693,28 @@ unsigned int np_time_scale(void);
 
 /* ---- np_genl_util.c: the module's lifetime, capabilities, memory ------ */
 
-/* Where tools/vm/run puts the module in the guest. */
-#define NP_MODULE_PATH	"/usr/lib/numaplace/numaplace.ko"
+/*
+ * Where the tests look for a kernel module NAME (numaplace, and the test
+ * modules np_fake_dma and np_mn_rec of selftests/kmod), first found wins:
+ * $NP_KO_DIR, the test program's own directory (an installed collection
+ * can carry the test modules), /usr/lib/numaplace (where tools/vm/run
+ * puts them in the guest), then the running kernel's
+ * /lib/modules/RELEASE/updates/dkms (numaplace-dkms), updates (make
+ * install) and extra; NAME.ko, or NAME.ko.xz / NAME.ko.zst (DKMS
+ * compresses as the kernel's own modules are), loaded with
+ * MODULE_INIT_COMPRESSED_FILE.
+ */
+#define NP_KO_WHERE	"$NP_KO_DIR, the test's directory, /usr/lib/numaplace, " \
+			"/lib/modules/$(uname -r)/{updates/dkms,updates,extra}"
+
+/* Open NAME's module file read-only: an fd, or -ENOENT if none is found. */
+int np_ko_open(const char *name);
+
+/* 1 when np_ko_open(@name) finds a file, else 0. */
+int np_ko_found(const char *name);
+
+/* finit_module(2) of @modfd (from np_ko_open()) with @params. 0 or -errno. */
+int np_ko_load(int modfd, const char *params);
 
 /* 1 when numaplace.ko is loaded, else 0. */
 int np_module_loaded(void);
@@ -689,7 +722,7 @@ int np_module_loaded(void);
 /* finit_module(2) of the open module file @modfd. 0 or -errno. */
 int np_module_load_fd(int modfd);
 
-/* Load NP_MODULE_PATH. 0 or -errno. */
+/* Load numaplace.ko (np_ko_open()). 0 or -errno. */
 int np_module_load(void);
 
 /* delete_module(2), O_NONBLOCK: -EWOULDBLOCK while anything holds it. */

@@ -12,7 +12,8 @@
 #       --add tools/vm/debug-subset.sh:/root/debug-subset.sh -- \
 #       env NP_SOAK_SECONDS=600 NP_TEST_TIMEOUT_SCALE=5 /root/debug-subset.sh
 d=/usr/libexec/numaplace/selftests
-# As run_tests.sh: NUMA balancing's scanner would move pages at random.
+# Each program also turns it off for its run (NP_HARNESS_MAIN): NUMA
+# balancing's scanner would move pages at random.
 echo 0 > /proc/sys/kernel/numa_balancing 2>/dev/null
 fail=0
 # t SECONDS CMD...: run CMD for at most SECONDS, print its TAP output.
