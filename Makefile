@@ -94,6 +94,12 @@ KSFT_INSTALL := $(BUILD)/ksft-install
 KSFT_MAKE = $(MAKE) --no-print-directory -C selftests NP_BUILD=$(BUILD) \
 	OUTPUT=$(BUILD)/selftests
 
+# The library's own unit tests (tools/lib/tests): kselftest-harness
+# programs that need no module, linked with libnumaplace.a and run on the
+# build host by make check (tools/vm/check --unit), not in the guests.
+UNIT_SRC := $(wildcard tools/lib/tests/*.c)
+UNITS    := $(patsubst tools/lib/tests/%.c,$(BUILD)/unit/%,$(UNIT_SRC))
+
 # bench.c is the benchmarks' helpers, not a benchmark: compiled once
 # (build/benchlib/bench.o, outside build/bench, whose every file
 # tools/vm/run puts in the guest as a benchmark) and linked into each.
@@ -148,7 +154,14 @@ modules-all:
 
 tools: $(BUILD)/lib/libnumaplace.so $(BUILD)/lib/libnumaplace.a \
        $(BUILD)/bin/numaplace $(BUILD)/bin/np-workload $(BUILD)/bin/np-demo-compare \
-       $(BUILD)/lib/libnumaplace-preload.so selftests
+       $(BUILD)/lib/libnumaplace-preload.so selftests $(UNITS)
+
+# The harness headers are written for -Wall (as the kernel's selftests).
+$(BUILD)/unit/%: tools/lib/tests/%.c tools/lib/numaplace.h $(wildcard uapi/linux/*.h) \
+		$(KSFT)/kselftest_harness.h $(BUILD)/lib/libnumaplace.a
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -Wall -Werror -std=gnu11 -D_GNU_SOURCE -Iuapi -Itools/lib -I$(KSFT) \
+		-o $@ $< $(BUILD)/lib/libnumaplace.a -lpthread
 
 # Always entered: lib.mk knows what is out of date.
 selftests: $(BUILD)/lib/libnumaplace.so $(NL_LIB) $(KSFT)/kselftest_harness.h
@@ -308,7 +321,8 @@ CHECK_ONE_NODE ?= 6.12
 check: deps
 	$(MAKE) --no-print-directory genl-check
 	$(MAKE) --no-print-directory modules-all tools check-man deb
-	tools/vm/check --deb $(DEB_DIR) $(TEST_KERNELS) $(addsuffix /1node,$(CHECK_ONE_NODE))
+	tools/vm/check --unit $(BUILD)/unit --deb $(DEB_DIR) $(TEST_KERNELS) \
+		$(addsuffix /1node,$(CHECK_ONE_NODE))
 
 # numaplace(1) against each command's --help (on the host: --help needs no
 # module): every option in both, or make check fails before booting a VM.

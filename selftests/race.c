@@ -212,8 +212,10 @@ static void np_rc_run(struct __test_metadata *_metadata,
 	 * 2. The region still migrates once the race is over: to each node
 	 * in turn, undisturbed (a race may leave the call nothing to move in
 	 * all its rounds on a loaded host: a second migration holding the
-	 * pages every time).
+	 * pages every time). Written once more first: the last disturbance
+	 * may have zapped the whole region (dontneed_pmd).
 	 */
+	np_rc_fill(x);
 	for (int r = 0; r < 2; r++) {
 		struct numaplace_migrate m;
 

@@ -130,7 +130,7 @@ static int np_wb_child(__u32 eflags, long secs)
 {
 	struct np_wb w = { .nr_pages = NP_WB_BUF_MB * 256UL };
 	pthread_t th[NP_WB_THREADS + 1];
-	long end, calls = 0, moved = 0, pswpout, seen = 0;
+	long end, hard_end, calls = 0, moved = 0, pswpout, seen = 0;
 	__u64 addrs[NP_WB_WINDOW];
 	__s32 st[NP_WB_WINDOW];
 	long named_moved = 0, named_busy = 0;
@@ -156,13 +156,17 @@ static int np_wb_child(__u32 eflags, long secs)
 				   &w))
 			return NP_WB_SETUP;
 	end = np_mono_ms() + secs * 1000;
+	hard_end = np_mono_ms() + secs * 1000 * np_time_scale();
 	/*
 	 * Odd rounds: the pages mapped under writeback, moved by address
 	 * (what an unfixed module BUG()s on at once); even rounds (and odd
 	 * ones that find none): a random window, where pages that are not in
-	 * the swap cache move on every engine.
+	 * the swap cache move on every engine. Past @secs, until both have
+	 * happened (a debug kernel's guest made 4 calls in 20 s), for at
+	 * most @secs times the tests' time scale.
 	 */
-	while (np_mono_ms() < end) {
+	while (np_mono_ms() < end ||
+	       ((!moved || !seen) && np_mono_ms() < hard_end)) {
 		size_t i = rand_r(&seed) % (w.nr_pages - NP_WB_WINDOW);
 		size_t n = calls & 1 ? np_wb_window(&w, pm, kpf, i, addrs,
 						    NP_WB_WINDOW) : 0;

@@ -654,10 +654,10 @@ unsigned int np_time_scale(void);
  * balancing, THP and mTHP modes, khugepaged and KSM, each node's huge
  * page pools), which test modules and whether numaplace.ko are loaded;
  * then turn NUMA balancing off for the program's run (tests compare
- * placements). At the program's exit (its main process only) every knob that differs
- * is written back, a test module the program loaded is unloaded and a
- * module that was loaded is loaded again: a test host's state outlives
- * no program, even one whose test failed half-way.
+ * placements). At the program's exit (its main process only) every knob
+ * that differs is written back, a test module the program loaded is
+ * unloaded and a module that was loaded is loaded again: a test host's
+ * state outlives no program, even one whose test failed half-way.
  */
 void np_state_save(void);
 
@@ -677,6 +677,12 @@ void np_state_save(void);
 		for (f = __fixture_list; f; f = f->next)		\
 			for (t = f->tests; t; t = t->next)		\
 				t->timeout *= k;			\
+		/*							\
+		 * A test runs in a child that _exit()s: what a body	\
+		 * printed to a piped stdout (ksft_print_msg()) would	\
+		 * die in its buffer.					\
+		 */							\
+		setvbuf(stdout, NULL, _IOLBF, 0);			\
 		np_state_save();					\
 		return test_harness_run(argc, argv);			\
 	}

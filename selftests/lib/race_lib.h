@@ -75,6 +75,7 @@ void np_rc_log(struct np_rc *x, const char *fmt, ...)
 int np_rc_ok(const struct np_rc *x, size_t i, __u64 g);
 /* The writer, the disturber (x->step in a loop), the stuck-call watchdog. */
 void *np_rc_writer(void *arg);
+void np_rc_fill(struct np_rc *x);
 void *np_rc_disturber(void *arg);
 void *np_rc_watchdog(void *arg);
 /* The disturbers: one step each. */

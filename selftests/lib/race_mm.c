@@ -124,6 +124,20 @@ void *np_rc_writer(void *arg)
 	return NULL;
 }
 
+/*
+ * Once the threads have stopped: every page written once more (checked
+ * first), so that the region is mapped again however the last
+ * disturbance left it (a DONTNEED of the whole region leaves nothing).
+ */
+void np_rc_fill(struct np_rc *x)
+{
+	for (size_t i = 0; i < x->n; i++) {
+		np_rc_lock(x, i);
+		np_rc_write_page(x, i);
+		np_rc_unlock(x, i);
+	}
+}
+
 void *np_rc_disturber(void *arg)
 {
 	struct np_rc *x = arg;
