@@ -125,7 +125,7 @@ FIXTURE_TEARDOWN(abi_client)
 		munmap(self->buf, NP_ABI_PAGES * self->page);
 }
 
-TEST_F(abi_client, supports_and_available)
+NP_TEST_F(abi_client, supports_and_available)
 {
 	struct numaplace_info info;
 
@@ -148,7 +148,7 @@ TEST_F(abi_client, supports_and_available)
 }
 
 /* The drop-in answers as the syscall, through the device when it can. */
-TEST_F(abi_client, move_pages_query)
+NP_TEST_F(abi_client, move_pages_query)
 {
 	NP_SKIPPED();
 	ASSERT_EQ(0, syscall(SYS_move_pages, 0, NP_ABI_PAGES, self->pages,

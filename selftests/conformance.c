@@ -584,73 +584,73 @@ static int cf_cases(struct __test_metadata *_metadata, const char *name,
 }
 
 
-TEST_F(conformance, move_pages01_query_node)
+NP_TEST_F(conformance, move_pages01_query_node)
 {
 	CF_SKIPPED();
 	EXPECT_EQ(0, cf_cases(_metadata, "move_pages01", cf_mp01_query, 0, 1));
 }
 
-TEST_F(conformance, move_pages02_move)
+NP_TEST_F(conformance, move_pages02_move)
 {
 	CF_SKIPPED();
 	EXPECT_EQ(0, cf_cases(_metadata, "move_pages02", cf_mp02_move, 0, 1));
 }
 
-TEST_F(conformance, move_pages03_shared_move_all)
+NP_TEST_F(conformance, move_pages03_shared_move_all)
 {
 	CF_SKIPPED();
 	EXPECT_EQ(0, cf_cases(_metadata, "move_pages03", cf_mp_shared, 1, 1));
 }
 
-TEST_F(conformance, move_pages05_shared_without_move_all)
+NP_TEST_F(conformance, move_pages05_shared_without_move_all)
 {
 	CF_SKIPPED();
 	EXPECT_EQ(0, cf_cases(_metadata, "move_pages05", cf_mp_shared, 0, 1));
 }
 
-TEST_F(conformance, move_pages04_not_present)
+NP_TEST_F(conformance, move_pages04_not_present)
 {
 	CF_SKIPPED();
 	EXPECT_EQ(0, cf_cases(_metadata, "move_pages04", cf_mp04_absent, 0, 2));
 }
 
-TEST_F(conformance, move_pages06_bad_node)
+NP_TEST_F(conformance, move_pages06_bad_node)
 {
 	CF_SKIPPED();
 	EXPECT_EQ(0, cf_cases(_metadata, "move_pages06", cf_mp06_bad_node, 0, 8));
 }
 
-TEST_F(conformance, move_pages07_bad_pid)
+NP_TEST_F(conformance, move_pages07_bad_pid)
 {
 	CF_SKIPPED();
 	EXPECT_EQ(0, cf_cases(_metadata, "move_pages07", cf_mp07_bad_pid, 0, 3));
 }
 
-TEST_F(conformance, move_pages08_huge_count)
+NP_TEST_F(conformance, move_pages08_huge_count)
 {
 	CF_SKIPPED();
 	EXPECT_EQ(0, cf_cases(_metadata, "move_pages08", cf_mp08_huge_count, 0, 3));
 }
 
-TEST_F(conformance, move_pages09_already_there)
+NP_TEST_F(conformance, move_pages09_already_there)
 {
 	CF_SKIPPED();
 	EXPECT_EQ(0, cf_cases(_metadata, "move_pages09", cf_mp09_in_place, 0, 1));
 }
 
-TEST_F(conformance, move_pages10_bad_flags)
+NP_TEST_F(conformance, move_pages10_bad_flags)
 {
 	CF_SKIPPED();
 	EXPECT_EQ(0, cf_cases(_metadata, "move_pages10", cf_mp10_bad_flags, 0, 4));
 }
 
-TEST_F(conformance, move_pages11_move_all_without_cap)
+NP_TEST_F(conformance, move_pages11_move_all_without_cap)
 {
 	CF_SKIPPED();
 	EXPECT_EQ(0, cf_cases(_metadata, "move_pages11", cf_mp11_move_all_nocap, 0, 2));
 }
 
-TEST_F_TIMEOUT(conformance, move_pages12_hugetlb, 60)
+TEST_F_TIMEOUT(conformance, move_pages12_hugetlb, NP_TIMEOUT(60))
 {
 	CF_SKIPPED();
 	int nodes[2] = { cf_env.a, cf_env.b };
@@ -679,37 +679,37 @@ TEST_F_TIMEOUT(conformance, move_pages12_hugetlb, 60)
 	EXPECT_EQ(0, cf_cases(_metadata, "move_pages12", cf_mp12_hugetlb, 0, 3));
 }
 
-TEST_F(conformance, thp_move_second_page)
+NP_TEST_F(conformance, thp_move_second_page)
 {
 	CF_SKIPPED();
 	EXPECT_EQ(0, cf_cases(_metadata, "thp_move", cf_thp_move, 0, 1));
 }
 
-TEST_F(conformance, other_process)
+NP_TEST_F(conformance, other_process)
 {
 	CF_SKIPPED();
 	EXPECT_EQ(0, cf_cases(_metadata, "other_process", cf_other, 0, 7));
 }
 
-TEST_F(conformance, no_mm)
+NP_TEST_F(conformance, no_mm)
 {
 	CF_SKIPPED();
 	EXPECT_EQ(0, cf_cases(_metadata, "no_mm", cf_no_mm, 0, 4));
 }
 
-TEST_F(conformance, unmovable_pfnmap)
+NP_TEST_F(conformance, unmovable_pfnmap)
 {
 	CF_SKIPPED();
 	EXPECT_EQ(0, cf_cases(_metadata, "unmovable", cf_unmovable, 0, 2));
 }
 
-TEST_F(conformance, null_arrays)
+NP_TEST_F(conformance, null_arrays)
 {
 	CF_SKIPPED();
 	EXPECT_EQ(0, cf_cases(_metadata, "null_arrays", cf_null, 0, 4));
 }
 
-TEST_F(conformance, query_page_kinds)
+NP_TEST_F(conformance, query_page_kinds)
 {
 	CF_SKIPPED();
 	EXPECT_EQ(0, cf_cases(_metadata, "query_kinds", cf_query_kinds, 0, 1));

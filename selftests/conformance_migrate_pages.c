@@ -321,7 +321,7 @@ FIXTURE_TEARDOWN(conformance_migrate_pages)
 		close(self->fd);
 }
 
-TEST_F(conformance_migrate_pages, migrate_pages01_errors)
+NP_TEST_F(conformance_migrate_pages, migrate_pages01_errors)
 {
 	CF_SKIPPED();
 	struct cf_case c = { 0 };
@@ -420,7 +420,8 @@ TEST_F(conformance_migrate_pages, migrate_pages01_errors)
  * as nobody on a nobody process), A -> B: the same placement after the
  * syscall and after numaplace over the VMAs. A THP is in the buffer.
  */
-TEST_F_TIMEOUT(conformance_migrate_pages, migrate_pages02_migrate, 120)
+TEST_F_TIMEOUT(conformance_migrate_pages, migrate_pages02_migrate,
+	       NP_TIMEOUT(120))
 {
 	CF_SKIPPED();
 	const unsigned long per = CF_PMD / cf_env.psz;
@@ -467,7 +468,7 @@ TEST_F_TIMEOUT(conformance_migrate_pages, migrate_pages02_migrate, 120)
  * CAP_SYS_NICE: a merged page mapped many times stays) and as root
  * (MOVE_ALL: it moves).
  */
-TEST_F_TIMEOUT(conformance_migrate_pages, migrate_pages03_ksm, 120)
+TEST_F_TIMEOUT(conformance_migrate_pages, migrate_pages03_ksm, NP_TIMEOUT(120))
 {
 	CF_SKIPPED();
 	struct cf_case c = { 0 };

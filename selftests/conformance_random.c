@@ -366,7 +366,7 @@ static long cf_collapses(void)
  * -EBUSY more or less): there the kernel is no oracle. A difference that
  * lasts CF_RND_RETRIES tries fails the test.
  */
-TEST_F_TIMEOUT(conformance_random, move_pages_random_targets, 120)
+TEST_F_TIMEOUT(conformance_random, move_pages_random_targets, NP_TIMEOUT(120))
 {
 	CF_SKIPPED();
 	const char *env = getenv("NP_ORACLE_SEED");

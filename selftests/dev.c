@@ -36,7 +36,7 @@ FIXTURE_TEARDOWN(dev)
 		close(self->fd);
 }
 
-TEST_F(dev, is_misc_char_device)
+NP_TEST_F(dev, is_misc_char_device)
 {
 	struct stat st;
 
@@ -49,7 +49,7 @@ TEST_F(dev, is_misc_char_device)
 	EXPECT_EQ(0666, st.st_mode & 0777);
 }
 
-TEST_F(dev, info_answers)
+NP_TEST_F(dev, info_answers)
 {
 	NP_SKIPPED();
 	ASSERT_EQ(0, np_ioctl(self->fd, NUMAPLACE_IOC_INFO, &self->info));
@@ -62,7 +62,7 @@ TEST_F(dev, info_answers)
 }
 
 /* INFO's node masks and nr_node_ids against /sys/devices/system/node. */
-TEST_F(dev, info_matches_sysfs)
+NP_TEST_F(dev, info_matches_sysfs)
 {
 	__u64 online[NUMAPLACE_NODE_WORDS], memory[NUMAPLACE_NODE_WORDS];
 	__u64 possible[NUMAPLACE_NODE_WORDS];
@@ -82,7 +82,7 @@ TEST_F(dev, info_matches_sysfs)
 }
 
 /* A caller that knows only VER0 gets VER0 back and nothing past it. */
-TEST_F(dev, info_ver0_size)
+NP_TEST_F(dev, info_ver0_size)
 {
 	char buf[NUMAPLACE_INFO_SIZE_VER0 + 64];
 	struct numaplace_info *info = (void *)buf;
@@ -99,7 +99,7 @@ TEST_F(dev, info_ver0_size)
 		ASSERT_EQ((char)0xa5, buf[i]);
 }
 
-TEST_F(dev, info_short_size_einval)
+NP_TEST_F(dev, info_short_size_einval)
 {
 	static const __u32 sizes[] = { 0, 4, 8, 16,
 				       NUMAPLACE_INFO_SIZE_VER0 - 8,
@@ -120,7 +120,7 @@ TEST_F(dev, info_short_size_einval)
  * Longer than the module knows: fine when the tail is zero, else E2BIG;
  * larger than a page is no newer version of the struct: E2BIG (clone3).
  */
-TEST_F(dev, info_long_size)
+NP_TEST_F(dev, info_long_size)
 {
 	size_t len = sizeof(struct numaplace_info) + 1024;
 	char *buf = calloc(1, len);
@@ -154,7 +154,7 @@ TEST_F(dev, info_long_size)
 	free(buf);
 }
 
-TEST_F(dev, info_unknown_flags_einval)
+NP_TEST_F(dev, info_unknown_flags_einval)
 {
 	NP_SKIPPED();
 	for (int bit = 0; bit < 32; bit++) {
@@ -165,7 +165,7 @@ TEST_F(dev, info_unknown_flags_einval)
 	}
 }
 
-TEST_F(dev, info_reserved_nonzero_einval)
+NP_TEST_F(dev, info_reserved_nonzero_einval)
 {
 	NP_SKIPPED();
 	self->info.reserved0 = 1;
@@ -181,7 +181,7 @@ TEST_F(dev, info_reserved_nonzero_einval)
 	EXPECT_EQ(0, np_ioctl(self->fd, NUMAPLACE_IOC_INFO, &self->info));
 }
 
-TEST_F(dev, unknown_ioctl_enotty)
+NP_TEST_F(dev, unknown_ioctl_enotty)
 {
 	const unsigned long cmds[] = {
 		_IO(NUMAPLACE_TYPE, NUMAPLACE_CMD_MAX),
@@ -201,7 +201,7 @@ TEST_F(dev, unknown_ioctl_enotty)
 	}
 }
 
-TEST_F(dev, bad_pointers_efault)
+NP_TEST_F(dev, bad_pointers_efault)
 {
 	long psz = sysconf(_SC_PAGESIZE);
 	char *map;
@@ -232,7 +232,7 @@ TEST_F(dev, bad_pointers_efault)
 }
 
 /* The handshake is open to an unprivileged user, like move_pages(2). */
-TEST_F(dev, info_unprivileged)
+NP_TEST_F(dev, info_unprivileged)
 {
 	pid_t pid;
 	int status;

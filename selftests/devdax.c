@@ -221,7 +221,7 @@ FIXTURE_TEARDOWN(devdax)
 }
 
 /* Array mode: numaplace_move_pages(NULL nodes) answers what the kernel does. */
-TEST_F(devdax, array_mode)
+NP_TEST_F(devdax, array_mode)
 {
 	enum { N = NP_DAX_PAGES + NP_ANON_PAGES };
 	int sys[N], np[N], bad = 0;
@@ -261,7 +261,7 @@ TEST_F(devdax, array_mode)
  * Range mode, default answers (6.12's) and this kernel's syscall's: every
  * page's status is the kernel's, every run of the device says -ENOENT.
  */
-TEST_F(devdax, range_mode)
+NP_TEST_F(devdax, range_mode)
 {
 	static const __u32 flags[] = { 0, NUMAPLACE_QUERY_AS_SYSCALL };
 	struct numaplace_run runs[NP_DAX_PAGES];

@@ -280,7 +280,7 @@ static void np_dma_move(struct __test_metadata *_metadata,
 	free(status);
 }
 
-TEST_F_TIMEOUT(dma, migrate, NP_DMA_TIMEOUT_S)
+TEST_F_TIMEOUT(dma, migrate, NP_TIMEOUT(NP_DMA_TIMEOUT_S))
 {
 	size_t nt = NP_PMD / psz;
 	char *small, *raw, *thp;

@@ -358,7 +358,7 @@ FIXTURE_TEARDOWN(dropin_flush)
 	EXPECT_EQ(0, df_reload(""));
 }
 
-TEST_F_TIMEOUT(dropin_flush, choice, NP_GN_TIMEOUT)
+TEST_F_TIMEOUT(dropin_flush, choice, NP_TIMEOUT(NP_GN_TIMEOUT))
 {
 	const __u64 batched = NUMAPLACE_FEAT_MIGRATE_KERNEL |
 			      NUMAPLACE_FEAT_MIGRATE_PT;

@@ -287,7 +287,7 @@ static long np_fz_seconds(int nobody)
 	return sec - sec / NP_FZ_NOBODY_SHARE ?: 1;
 }
 
-TEST_F_TIMEOUT(fuzz, ioctls, 7200)
+TEST_F_TIMEOUT(fuzz, ioctls, NP_TIMEOUT(7200))
 {
 	NP_SKIPPED();
 	struct np_fz *z = self->z;
@@ -444,7 +444,11 @@ TEST_F_TIMEOUT(fuzz, ioctls, 7200)
  * VMAs must not cost a round of work per 64 MiB (that took tens of minutes
  * under TCG). Bounded by the harness timeout; the counters add up.
  */
-TEST(migrate_whole_address_space)
+FIXTURE(whole) {};
+FIXTURE_SETUP(whole) {}
+FIXTURE_TEARDOWN(whole) {}
+
+TEST_F_TIMEOUT(whole, migrate_address_space, NP_TIMEOUT(TEST_TIMEOUT_DEFAULT))
 {
 	const __u64 len = 1ULL << 47;	/* x86-64 user address space */
 	struct numaplace_info info;

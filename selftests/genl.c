@@ -37,7 +37,7 @@ static void __attribute__((constructor)) genl_page_size(void)
 
 NP_GN_FIXTURE(genl);
 
-TEST_F(genl, family)
+NP_TEST_F(genl, family)
 {
 	long op_flags[NUMAPLACE_NL_CMD_MAX + 1];
 
@@ -114,7 +114,7 @@ static int gn_run_child(int as_nobody)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-TEST_F(genl, config_unprivileged)
+NP_TEST_F(genl, config_unprivileged)
 {
 	struct np_gn_config c;
 
@@ -164,7 +164,7 @@ static void gn_expect_refused(struct __test_metadata *_metadata,
 	EXPECT_EQ(self->g.saved.batch_pages, c.batch_pages) TH_LOG("%s", what);
 }
 
-TEST_F(genl, config_bad_values)
+NP_TEST_F(genl, config_bad_values)
 {
 	struct gn_refusal r;
 	struct np_gn_config c;
@@ -229,7 +229,7 @@ static int gn_migrate_default(int fd, char *p, size_t n, int to,
 	return np_migrate_node(fd, 0, 0, (uintptr_t)p, n * psz, to, NULL, m);
 }
 
-TEST_F_TIMEOUT(genl, config_roundtrip_engine, NP_GN_TIMEOUT)
+TEST_F_TIMEOUT(genl, config_roundtrip_engine, NP_TIMEOUT(NP_GN_TIMEOUT))
 {
 	static const struct {
 		__u32 config, engine;
@@ -290,7 +290,7 @@ TEST_F_TIMEOUT(genl, config_roundtrip_engine, NP_GN_TIMEOUT)
  * each is counted once; out-of-range values are refused and change
  * nothing.
  */
-TEST_F_TIMEOUT(genl, batch_workers_dma, NP_GN_TIMEOUT)
+TEST_F_TIMEOUT(genl, batch_workers_dma, NP_TIMEOUT(NP_GN_TIMEOUT))
 {
 	static const __u32 workers[] = { 1, 2, 8, 0 };
 	const size_t n = 1024;	/* 2 shares of at least NP_COPY_SHARE_MIN */

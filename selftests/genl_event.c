@@ -40,7 +40,7 @@ static int ge_resolve(struct np_nl *l)
 NP_GN_FIXTURE(genl_event);
 
 /* Events of own calls: the fields are the ioctl's. One per call. */
-TEST_F_TIMEOUT(genl_event, event_migrate, NP_GN_TIMEOUT)
+TEST_F_TIMEOUT(genl_event, event_migrate, NP_TIMEOUT(NP_GN_TIMEOUT))
 {
 	const size_t n = 48;
 	struct numaplace_migrate m;
@@ -103,7 +103,7 @@ TEST_F_TIMEOUT(genl_event, event_migrate, NP_GN_TIMEOUT)
 }
 
 /* Another process's pages: the event names it. */
-TEST_F_TIMEOUT(genl_event, event_other_process, NP_GN_TIMEOUT)
+TEST_F_TIMEOUT(genl_event, event_other_process, NP_TIMEOUT(NP_GN_TIMEOUT))
 {
 	const size_t n = 16;
 	struct numaplace_migrate m;
@@ -153,7 +153,7 @@ TEST_F_TIMEOUT(genl_event, event_other_process, NP_GN_TIMEOUT)
  * load it again: the socket still works, joins the new group and gets
  * the next event. The runner fails the run on any kernel report.
  */
-TEST_F_TIMEOUT(genl_event, unload_with_listener, NP_GN_TIMEOUT)
+TEST_F_TIMEOUT(genl_event, unload_with_listener, NP_TIMEOUT(NP_GN_TIMEOUT))
 {
 	struct numaplace_migrate m;
 	struct np_gn_event ev;

@@ -24,7 +24,7 @@ static void __attribute__((constructor)) genl_stats_page_size(void)
 NP_GN_FIXTURE(genl_stats);
 
 /* One global message, then one per online node, each once, in order. */
-TEST_F(genl_stats, stats_dump_shape)
+NP_TEST_F(genl_stats, stats_dump_shape)
 {
 	__u64 online[NUMAPLACE_NODE_WORDS];
 	struct np_gn_stats s;
@@ -51,7 +51,7 @@ TEST_F(genl_stats, stats_dump_shape)
 }
 
 /* QUERY in range mode with runs, with a short runs buffer, in array mode. */
-TEST_F(genl_stats, stats_query_exact)
+NP_TEST_F(genl_stats, stats_query_exact)
 {
 	const size_t n = 64;
 	struct numaplace_run runs[64];
@@ -110,7 +110,7 @@ TEST_F(genl_stats, stats_query_exact)
  * and a THP from node 0 to 1, kernel engine: every counter moves by what
  * the call reports, node by node and order by order, and nothing else.
  */
-TEST_F_TIMEOUT(genl_stats, stats_migrate_exact, NP_GN_TIMEOUT)
+TEST_F_TIMEOUT(genl_stats, stats_migrate_exact, NP_TIMEOUT(NP_GN_TIMEOUT))
 {
 	const size_t small = 32, thp = NP_GN_PMD / psz, total = small + thp;
 	struct numaplace_run runs[16];
@@ -275,7 +275,7 @@ out:
  * (The same split happens on both kernels when the target node has no
  * free 2 MiB block.)
  */
-TEST_F_TIMEOUT(genl_stats, stats_migrate_partial_thp, NP_GN_TIMEOUT)
+TEST_F_TIMEOUT(genl_stats, stats_migrate_partial_thp, NP_TIMEOUT(NP_GN_TIMEOUT))
 {
 	const size_t n = NP_GN_PMD / psz;
 	__u64 want[NP_GN_ORDERS], want_pages, d_in, d_out;

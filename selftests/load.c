@@ -42,7 +42,12 @@ static void np_cycle(struct __test_metadata *_metadata, int modfd, int i)
 	ASSERT_EQ(-ENOENT, np_open());
 }
 
-TEST(load_unload_cycles)
+/* No state: a fixture for the timeout's slack (NP_TIMEOUT()). */
+FIXTURE(load) {};
+FIXTURE_SETUP(load) {}
+FIXTURE_TEARDOWN(load) {}
+
+TEST_F_TIMEOUT(load, unload_cycles, NP_TIMEOUT(TEST_TIMEOUT_DEFAULT))
 {
 	long before, grew = 0;
 	int modfd, i, batch;

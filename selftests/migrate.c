@@ -234,7 +234,7 @@ static void np_oracle(struct __test_metadata *_metadata,
 }
 
 /* Per-page targets over the range, this kernel's answers. */
-TEST_F_TIMEOUT(mig, oracle_range_as_syscall, 90)
+TEST_F_TIMEOUT(mig, oracle_range_as_syscall, NP_TIMEOUT(90))
 {
 	NP_SKIPPED_OR_FILTERED();
 	static const struct np_orc o = {
@@ -246,7 +246,7 @@ TEST_F_TIMEOUT(mig, oracle_range_as_syscall, 90)
 }
 
 /* Per-page targets over the range, 6.12's answers on every kernel. */
-TEST_F_TIMEOUT(mig, oracle_range, 90)
+TEST_F_TIMEOUT(mig, oracle_range, NP_TIMEOUT(90))
 {
 	NP_SKIPPED_OR_FILTERED();
 	static const struct np_orc o = {
@@ -257,7 +257,7 @@ TEST_F_TIMEOUT(mig, oracle_range, 90)
 }
 
 /* Shuffled addresses, repeats and strangers, this kernel's answers. */
-TEST_F_TIMEOUT(mig, oracle_array_as_syscall, 90)
+TEST_F_TIMEOUT(mig, oracle_array_as_syscall, NP_TIMEOUT(90))
 {
 	NP_SKIPPED_OR_FILTERED();
 	static const struct np_orc o = {
@@ -268,7 +268,7 @@ TEST_F_TIMEOUT(mig, oracle_array_as_syscall, 90)
 	np_oracle(_metadata, self, &o);
 }
 
-TEST_F_TIMEOUT(mig, oracle_array, 90)
+TEST_F_TIMEOUT(mig, oracle_array, NP_TIMEOUT(90))
 {
 	NP_SKIPPED_OR_FILTERED();
 	static const struct np_orc o = {
@@ -279,7 +279,7 @@ TEST_F_TIMEOUT(mig, oracle_array, 90)
 }
 
 /* POLICY_NODE: everything to node 1. */
-TEST_F_TIMEOUT(mig, oracle_node, 90)
+TEST_F_TIMEOUT(mig, oracle_node, NP_TIMEOUT(90))
 {
 	NP_SKIPPED_OR_FILTERED();
 	static const struct np_orc o = {
@@ -290,7 +290,7 @@ TEST_F_TIMEOUT(mig, oracle_node, 90)
 }
 
 /* MOVE_ALL (root has CAP_SYS_NICE): pages shared with the child move. */
-TEST_F_TIMEOUT(mig, oracle_move_all, 90)
+TEST_F_TIMEOUT(mig, oracle_move_all, NP_TIMEOUT(90))
 {
 	NP_SKIPPED_OR_FILTERED();
 	static const struct np_orc o = {
@@ -306,7 +306,7 @@ TEST_F_TIMEOUT(mig, oracle_move_all, 90)
  * entry is answered with the node the page is on at the end (where the
  * syscall says -EBUSY for an entry whose folio waits in its batch).
  */
-TEST_F(mig, array_repeats)
+NP_TEST_F(mig, array_repeats)
 {
 	NP_SKIPPED_OR_FILTERED();
 	char *a = np_pmd_map(NP_PMD, 0), *t = np_pmd_map(NP_PMD, 1), *f;
@@ -395,7 +395,7 @@ static int np_migrate_per_page(int fd, __u32 eflags, const __u64 *e,
  * or to move, alternate around it and must all be where they are asked
  * to be. On 3ecca51 the page moved and its first answer, 0, was false.
  */
-TEST_F(mig, array_in_place_then_moved)
+NP_TEST_F(mig, array_in_place_then_moved)
 {
 	NP_SKIPPED_OR_FILTERED();
 	char *a = np_pmd_map(NP_PMD, 0);
@@ -461,7 +461,7 @@ TEST_F(mig, array_in_place_then_moved)
 }
 
 /* [vvar] is VM_IO | VM_PFNMAP up to 6.12: not migratable, -EFAULT in range mode too. */
-TEST_F(mig, pfnmap_vvar)
+NP_TEST_F(mig, pfnmap_vvar)
 {
 	NP_SKIPPED_OR_FILTERED();
 	unsigned long vs = 0, ve = 0;
@@ -515,7 +515,7 @@ TEST_F(mig, pfnmap_vvar)
  * -B, node_exporter's vmstat collector) sees every engine. On 4683408 the
  * page-table, batched and migrate_vma engines counted nothing.
  */
-TEST_F(mig, vmstat_counted)
+NP_TEST_F(mig, vmstat_counted)
 {
 	NP_SKIPPED_OR_FILTERED();
 	const size_t n = 512;

@@ -31,7 +31,7 @@ static long psz;
 
 NP_ABI_FIXTURE(migrate)
 
-TEST_F(migrate, zero_len_and_count)
+NP_TEST_F(migrate, zero_len_and_count)
 {
 	NP_SKIPPED_OR_FILTERED();
 	char *p = np_pages_on0(2);
@@ -89,7 +89,7 @@ static struct np_call np_call_of(FIXTURE_DATA(migrate) *self,
 }
 
 /* Counts around the syscall's 16-entry chunks; range and array mode. */
-TEST_F(migrate, count_edges)
+NP_TEST_F(migrate, count_edges)
 {
 	NP_SKIPPED_OR_FILTERED();
 	static const size_t counts[] = { 1, 15, 16, 17, 33 };
@@ -126,7 +126,7 @@ TEST_F(migrate, count_edges)
 }
 
 /* An unaligned start and len move every page they touch. */
-TEST_F(migrate, unaligned_range)
+NP_TEST_F(migrate, unaligned_range)
 {
 	NP_SKIPPED_OR_FILTERED();
 	static const struct { size_t off, len, pages; } cases[] = {
@@ -155,7 +155,7 @@ TEST_F(migrate, unaligned_range)
 }
 
 /* Tagged addresses are not untagged: no VMA, -EFAULT, as the syscall. */
-TEST_F(migrate, tagged_addresses)
+NP_TEST_F(migrate, tagged_addresses)
 {
 	NP_SKIPPED_OR_FILTERED();
 	__u64 aa[16], ab[16];
@@ -184,7 +184,7 @@ TEST_F(migrate, tagged_addresses)
 }
 
 /* start + len that wraps: -EINVAL. */
-TEST_F(migrate, len_overflow)
+NP_TEST_F(migrate, len_overflow)
 {
 	NP_SKIPPED_OR_FILTERED();
 	static const struct { __u64 start, len; } wrap[] = {
@@ -204,7 +204,7 @@ TEST_F(migrate, len_overflow)
 }
 
 /* Every user buffer, each kind of bad pointer: -EFAULT or "not asked". */
-TEST_F(migrate, bad_pointers)
+NP_TEST_F(migrate, bad_pointers)
 {
 	NP_SKIPPED_OR_FILTERED();
 	char *p = np_pages_on0(8);
@@ -305,7 +305,7 @@ static int np_partial_ok(const struct numaplace_migrate *m, const __s32 *st,
 }
 
 /* Arrays that end on an unmapped page: exact fits work, one more faults. */
-TEST_F(migrate, arrays_end_on_unmapped)
+NP_TEST_F(migrate, arrays_end_on_unmapped)
 {
 	NP_SKIPPED_OR_FILTERED();
 	const size_t n = 20;
@@ -376,7 +376,7 @@ TEST_F(migrate, arrays_end_on_unmapped)
 }
 
 /* A count far past the arrays: -EFAULT, like the syscall, no stray write. */
-TEST_F(migrate, count_huge)
+NP_TEST_F(migrate, count_huge)
 {
 	NP_SKIPPED_OR_FILTERED();
 	const size_t n = 40, canary = 8;
@@ -433,7 +433,7 @@ TEST_F(migrate, count_huge)
 }
 
 /* Struct sizes: short -EINVAL, long with a zero tail fine, else -E2BIG. */
-TEST_F(migrate, struct_size)
+NP_TEST_F(migrate, struct_size)
 {
 	NP_SKIPPED_OR_FILTERED();
 	static const __u32 shorts[] = { 0, 4, 8, 16, 64,
@@ -519,7 +519,7 @@ TEST_F(migrate, struct_size)
 }
 
 /* Flags the ABI does not know: -EINVAL, nothing moved. */
-TEST_F(migrate, unknown_flags)
+NP_TEST_F(migrate, unknown_flags)
 {
 	NP_SKIPPED_OR_FILTERED();
 	char *p = np_pages_on0(2);
@@ -543,7 +543,7 @@ TEST_F(migrate, unknown_flags)
 	EXPECT_EQ(2, m.nr_moved_pages);
 }
 
-TEST_F(migrate, reserved_nonzero)
+NP_TEST_F(migrate, reserved_nonzero)
 {
 	NP_SKIPPED_OR_FILTERED();
 	char *p = np_pages_on0(1);

@@ -141,7 +141,7 @@ static int np_extra_child(const char *cg, void *arg)
 	return 0;
 }
 
-TEST_F_TIMEOUT(migrate_bounds, extra_memory_bounded, 180)
+TEST_F_TIMEOUT(migrate_bounds, extra_memory_bounded, NP_TIMEOUT(180))
 {
 	NP_SKIPPED_OR_FILTERED();
 	struct np_extra_out *out = mmap(NULL, sizeof(*out),
@@ -256,7 +256,7 @@ static int np_charged_child(const char *cg, void *arg,
 	return 0;
 }
 
-TEST_F_TIMEOUT(migrate_bounds, call_memory_charged, 120)
+TEST_F_TIMEOUT(migrate_bounds, call_memory_charged, NP_TIMEOUT(120))
 {
 	NP_SKIPPED_OR_FILTERED();
 	struct np_charged *c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
@@ -307,7 +307,7 @@ TEST_F_TIMEOUT(migrate_bounds, call_memory_charged, 120)
  * fit stay where they are with -ENOMEM, counted in
  * nr_failed[NUMAPLACE_FAIL_ENOMEM], their data intact; the others move.
  */
-TEST_F_TIMEOUT(migrate_bounds, target_node_full, 30)
+TEST_F_TIMEOUT(migrate_bounds, target_node_full, NP_TIMEOUT(30))
 {
 	NP_SKIPPED_OR_FILTERED();
 	char path[128];
@@ -397,7 +397,7 @@ TEST_F_TIMEOUT(migrate_bounds, target_node_full, 30)
  * SIGKILL of a caller inside a 256 MiB migration: it is gone within
  * NP_KILL_MS, and nothing stays isolated.
  */
-TEST_F_TIMEOUT(migrate_bounds, sigkill_bounded, 90)
+TEST_F_TIMEOUT(migrate_bounds, sigkill_bounded, NP_TIMEOUT(90))
 {
 	NP_SKIPPED_OR_FILTERED();
 	long anon0, file0, anon, file, t0, waited = -1;

@@ -392,7 +392,7 @@ static void np_busy_run(struct __test_metadata *_metadata,
 	EXPECT_LE(anon, anon0);
 }
 
-TEST_F_TIMEOUT(migrate_busy, pinned_and_written, 120)
+TEST_F_TIMEOUT(migrate_busy, pinned_and_written, NP_TIMEOUT(120))
 {
 	NP_SKIPPED_OR_FILTERED();
 	if (!np_node_isset(self->info.node_memory, 1))
@@ -400,7 +400,7 @@ TEST_F_TIMEOUT(migrate_busy, pinned_and_written, 120)
 	np_busy_run(_metadata, self, -1, NP_BUSY_ROUNDS);
 }
 
-TEST_F_TIMEOUT(migrate_busy, pinned_shuffled, 180)
+TEST_F_TIMEOUT(migrate_busy, pinned_shuffled, NP_TIMEOUT(180))
 {
 	NP_SKIPPED_OR_FILTERED();
 	if (!np_node_isset(self->info.node_memory, 1))
@@ -446,7 +446,7 @@ static long np_held_move(struct __test_metadata *_metadata,
 	return b.migrate_retry_passes - a.migrate_retry_passes;
 }
 
-TEST_F_TIMEOUT(migrate_busy, held_passes, 60)
+TEST_F_TIMEOUT(migrate_busy, held_passes, NP_TIMEOUT(60))
 {
 	NP_SKIPPED_OR_FILTERED();
 	__u64 addrs[NP_HELD_PAGES + 1];

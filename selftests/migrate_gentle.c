@@ -92,7 +92,7 @@ static void *np_tail_watch(void *arg)
 	return NULL;
 }
 
-TEST_F_TIMEOUT(gentle, full_node_tail_mapped, 60)
+TEST_F_TIMEOUT(gentle, full_node_tail_mapped, NP_TIMEOUT(60))
 {
 	NP_SKIPPED_OR_FILTERED();
 	long got, total_kb, nomem = 0;
@@ -193,7 +193,7 @@ static __u64 np_pfn_of(int pagemap, const void *p)
 	return pm & NP_PM_PFN_MASK;
 }
 
-TEST_F_TIMEOUT(gentle, in_place_unlocked, 300)
+TEST_F_TIMEOUT(gentle, in_place_unlocked, NP_TIMEOUT(300))
 {
 	NP_SKIPPED_OR_FILTERED();
 	const size_t n = NP_GENTLE_PAGES;
@@ -333,7 +333,7 @@ static bool np_mn_in_place(size_t i)
 	return i % NP_GENTLE_MN_STRIDE == 1;
 }
 
-TEST_F_TIMEOUT(gentle, notifier_in_place_untouched, 120)
+TEST_F_TIMEOUT(gentle, notifier_in_place_untouched, NP_TIMEOUT(120))
 {
 	NP_SKIPPED_OR_FILTERED();
 	const size_t n = NP_GENTLE_MN_PAGES;
@@ -499,7 +499,7 @@ static int np_nomem_child(const char *cg, void *arg)
  * migrate_vma_setup(): the device-migration API unmaps, then the caller
  * allocates.
  */
-TEST_F_TIMEOUT(gentle, full_node_enomem_untouched, 120)
+TEST_F_TIMEOUT(gentle, full_node_enomem_untouched, NP_TIMEOUT(120))
 {
 	NP_SKIPPED_OR_FILTERED();
 	struct np_nomem_out *out;

@@ -417,13 +417,13 @@ static void np_integrity(struct __test_metadata *_metadata,
 	free(st);
 }
 
-TEST_F_TIMEOUT(integ, anon_4k, 60)
+TEST_F_TIMEOUT(integ, anon_4k, NP_TIMEOUT(60))
 {
 	NP_SKIPPED();
 	np_integrity(_metadata, self, NP_IG_ANON, 128, 0);
 }
 
-TEST_F_TIMEOUT(integ, thp, 60)
+TEST_F_TIMEOUT(integ, thp, NP_TIMEOUT(60))
 {
 	NP_SKIPPED();
 	/*
@@ -434,7 +434,7 @@ TEST_F_TIMEOUT(integ, thp, 60)
 		     self->vma_only ? NUMAPLACE_MIGRATE_SPLIT_OK : 0);
 }
 
-TEST_F_TIMEOUT(integ, shared_fork, 60)
+TEST_F_TIMEOUT(integ, shared_fork, NP_TIMEOUT(60))
 {
 	NP_SKIPPED();
 	if (self->vma_only)
@@ -444,7 +444,7 @@ TEST_F_TIMEOUT(integ, shared_fork, 60)
 		     NUMAPLACE_MIGRATE_MOVE_ALL);
 }
 
-TEST_F_TIMEOUT(integ, memfd, 60)
+TEST_F_TIMEOUT(integ, memfd, NP_TIMEOUT(60))
 {
 	NP_SKIPPED();
 	if (self->vma_only)
@@ -452,7 +452,7 @@ TEST_F_TIMEOUT(integ, memfd, 60)
 	np_integrity(_metadata, self, NP_IG_MEMFD, 128, 0);
 }
 
-TEST_F_TIMEOUT(integ, tmpfs_file, 60)
+TEST_F_TIMEOUT(integ, tmpfs_file, NP_TIMEOUT(60))
 {
 	NP_SKIPPED();
 	if (self->vma_only)

@@ -496,7 +496,7 @@ static int mp_compare_as(enum mp_via via, uid_t uid)
 	return WEXITSTATUS(status);
 }
 
-TEST_F_TIMEOUT(mp, placement, 300)
+TEST_F_TIMEOUT(mp, placement, NP_TIMEOUT(300))
 {
 	int bad = 0;
 
@@ -557,7 +557,7 @@ static int mp_errors_run(const struct mp_err_case *cases, size_t nr,
 	return bad;
 }
 
-TEST_F_TIMEOUT(mp, errors, 120)
+TEST_F_TIMEOUT(mp, errors, NP_TIMEOUT(120))
 {
 	/* Room for maxnode 2 * MP_BITS + 1: every word the kernel reads. */
 	static unsigned long a[MP_BIG_WORDS], b[MP_BIG_WORDS],

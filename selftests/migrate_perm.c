@@ -30,7 +30,7 @@ static long psz;
 NP_ABI_FIXTURE(migrate_perm)
 
 /* Move the caller's pages by pid 0, own pid and a thread's id. */
-TEST_F(migrate_perm, pid0_self_thread)
+NP_TEST_F(migrate_perm, pid0_self_thread)
 {
 	NP_SKIPPED_OR_FILTERED();
 	struct np_idle t;
@@ -61,7 +61,7 @@ TEST_F(migrate_perm, pid0_self_thread)
 }
 
 /* Root moves a child's pages, and a nobody's (dumpable or not). */
-TEST_F(migrate_perm, root_moves_others)
+NP_TEST_F(migrate_perm, root_moves_others)
 {
 	NP_SKIPPED_OR_FILTERED();
 	static const struct { uid_t uid; int dumpable; } who[] = {
@@ -96,7 +96,7 @@ TEST_F(migrate_perm, root_moves_others)
 }
 
 /* nobody may not move root's pages: -EPERM, as the syscall says. */
-TEST_F(migrate_perm, other_user_denied)
+NP_TEST_F(migrate_perm, other_user_denied)
 {
 	NP_SKIPPED_OR_FILTERED();
 	pid_t pid = np_abi_kid(&self->kids, self->res, 0, 1);
@@ -125,7 +125,7 @@ TEST_F(migrate_perm, other_user_denied)
 }
 
 /* Opened by root, used after setuid(nobody): nobody's rights count. */
-TEST_F(migrate_perm, creds_at_ioctl_time)
+NP_TEST_F(migrate_perm, creds_at_ioctl_time)
 {
 	NP_SKIPPED_OR_FILTERED();
 	pid_t pid = np_abi_kid(&self->kids, self->res, 0, 1);
@@ -154,7 +154,7 @@ TEST_F(migrate_perm, creds_at_ioctl_time)
 }
 
 /* nobody moving another dumpable nobody process: as the query's rule. */
-TEST_F(migrate_perm, same_uid_unprivileged)
+NP_TEST_F(migrate_perm, same_uid_unprivileged)
 {
 	NP_SKIPPED_OR_FILTERED();
 	pid_t pid = np_abi_kid(&self->kids, self->res, NP_NOBODY, 1);
@@ -178,7 +178,7 @@ TEST_F(migrate_perm, same_uid_unprivileged)
 }
 
 /* No such pid: -ESRCH; pid errors come before node errors. */
-TEST_F(migrate_perm, nonexistent_pid)
+NP_TEST_F(migrate_perm, nonexistent_pid)
 {
 	NP_SKIPPED_OR_FILTERED();
 	long max = np_read_long("/proc/sys/kernel/pid_max");
@@ -210,7 +210,7 @@ TEST_F(migrate_perm, nonexistent_pid)
 }
 
 /* kthreadd and a zombie have no mm: -EINVAL, as the syscall. */
-TEST_F(migrate_perm, no_mm)
+NP_TEST_F(migrate_perm, no_mm)
 {
 	NP_SKIPPED_OR_FILTERED();
 	struct np_probe_args a = { 2, 0x10000, 1, 0, NP_MF_MOVE };
@@ -243,7 +243,7 @@ TEST_F(migrate_perm, no_mm)
  * MOVE_ALL needs CAP_SYS_NICE: -EPERM for nobody, before the pid is
  * looked at; unknown flags are refused before that.
  */
-TEST_F(migrate_perm, move_all_needs_cap)
+NP_TEST_F(migrate_perm, move_all_needs_cap)
 {
 	NP_SKIPPED_OR_FILTERED();
 	char *p = np_pages_on0(NP_PROBE_PAGES);

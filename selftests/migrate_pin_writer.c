@@ -357,7 +357,7 @@ static int np_pin_open(struct np_pin *x, char *why, size_t len)
 	return 0;
 }
 
-TEST_F_TIMEOUT(migrate_pin_writer, read_fixed_pinned, 60)
+TEST_F_TIMEOUT(migrate_pin_writer, read_fixed_pinned, NP_TIMEOUT(60))
 {
 	NP_SKIPPED_OR_FILTERED();
 	static __s32 st[NP_PIN_ALL + 1];

@@ -28,7 +28,7 @@ static long psz;
 
 NP_ABI_FIXTURE(migrate_policy)
 
-TEST_F(migrate_policy, bad_policy)
+NP_TEST_F(migrate_policy, bad_policy)
 {
 	NP_SKIPPED_OR_FILTERED();
 	static const __u32 bad[] = { NUMAPLACE_POLICY_MAX, 5, 255, 1U << 31,
@@ -47,7 +47,7 @@ TEST_F(migrate_policy, bad_policy)
 }
 
 /* Forcing an engine INFO does not list: -EOPNOTSUPP. */
-TEST_F(migrate_policy, engine_unavailable)
+NP_TEST_F(migrate_policy, engine_unavailable)
 {
 	NP_SKIPPED_OR_FILTERED();
 	static const struct { __u32 flag; __u64 feat; } e[] = {
@@ -76,7 +76,7 @@ TEST_F(migrate_policy, engine_unavailable)
 }
 
 /* A node that is not, or has no memory: -ENODEV, nothing moved. */
-TEST_F(migrate_policy, bad_nodes)
+NP_TEST_F(migrate_policy, bad_nodes)
 {
 	NP_SKIPPED_OR_FILTERED();
 	int bad[] = { -1, NUMAPLACE_MAX_NODES, INT_MAX, INT_MIN,
@@ -139,7 +139,7 @@ TEST_F(migrate_policy, bad_nodes)
  * A bad node in the middle of PER_PAGE targets: the entries before it are
  * moved and answered, as the syscall does; then -ENODEV, done = its index.
  */
-TEST_F(migrate_policy, bad_node_mid_array)
+NP_TEST_F(migrate_policy, bad_node_mid_array)
 {
 	NP_SKIPPED_OR_FILTERED();
 	const size_t n = 8, at = 3;
@@ -190,7 +190,7 @@ TEST_F(migrate_policy, bad_node_mid_array)
 }
 
 /* POLICY_CPU: the node of the CPU; a CPU of a memoryless node -ENODEV. */
-TEST_F(migrate_policy, policy_cpu)
+NP_TEST_F(migrate_policy, policy_cpu)
 {
 	NP_SKIPPED_OR_FILTERED();
 	const size_t n = 16;
@@ -238,7 +238,7 @@ TEST_F(migrate_policy, policy_cpu)
  * whole on one node, the nodes alternate folio by folio (in address
  * order), as many folios on each.
  */
-TEST_F_TIMEOUT(migrate_policy, interleave, 60)
+TEST_F_TIMEOUT(migrate_policy, interleave, NP_TIMEOUT(60))
 {
 	NP_SKIPPED_OR_FILTERED();
 	/* 1: THP, 0: 4k, every other page written */
@@ -364,7 +364,7 @@ TEST_F_TIMEOUT(migrate_policy, interleave, 60)
 }
 
 /* An empty node set for INTERLEAVE: -EINVAL. */
-TEST_F(migrate_policy, interleave_empty_set)
+NP_TEST_F(migrate_policy, interleave_empty_set)
 {
 	NP_SKIPPED_OR_FILTERED();
 	char *p = np_pages_on0(4);
@@ -379,7 +379,7 @@ TEST_F(migrate_policy, interleave_empty_set)
 }
 
 /* status_ptr is optional; outputs that come in are ignored. */
-TEST_F(migrate_policy, status_optional_outputs_ignored)
+NP_TEST_F(migrate_policy, status_optional_outputs_ignored)
 {
 	NP_SKIPPED_OR_FILTERED();
 	const size_t n = 32;
@@ -451,7 +451,7 @@ static int np_cpuset_make(FIXTURE_DATA(migrate_policy) *self, const char *mems)
  * the syscall; in the middle of PER_PAGE targets after the entries
  * before it; a memoryless node is still -ENODEV.
  */
-TEST_F(migrate_policy, cpuset_outside)
+NP_TEST_F(migrate_policy, cpuset_outside)
 {
 	NP_SKIPPED_OR_FILTERED();
 	const size_t n = NP_PROBE_PAGES, at = 5;
@@ -525,7 +525,7 @@ TEST_F(migrate_policy, cpuset_outside)
  */
 #define NP_CPUSET_SMALL	512
 
-TEST_F(migrate_policy, cpuset_caller)
+NP_TEST_F(migrate_policy, cpuset_caller)
 {
 	NP_SKIPPED_OR_FILTERED();
 	const size_t nt = 2 * NP_SEG_PAGES, n = NP_CPUSET_SMALL + nt;

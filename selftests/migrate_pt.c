@@ -121,7 +121,7 @@ static void np_pt_move(struct __test_metadata *_metadata,
 	EXPECT_EQ(0, off) TH_LOG("%zu pages not on node %d", off, node);
 }
 
-TEST_F(pt, soft_dirty_kept)
+NP_TEST_F(pt, soft_dirty_kept)
 {
 	static __u64 before[NP_PT_PAGES], after[NP_PT_PAGES];
 	long psz = self->c.psz, anon0, file0, anon, file;
@@ -169,7 +169,7 @@ TEST_F(pt, soft_dirty_kept)
 	EXPECT_LE(anon, anon0);
 }
 
-TEST_F(pt, uffd_wp_kept)
+NP_TEST_F(pt, uffd_wp_kept)
 {
 	static __u64 pm[NP_PT_PAGES];
 	struct uffdio_api api = { .api = UFFD_API };

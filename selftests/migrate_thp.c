@@ -52,7 +52,7 @@ static int np_thp_on0(char *p, __u64 *addrs, size_t n)
  * THPs: whole through the kernel engine; with ENGINE_VMA they stay in
  * place (-EBUSY) unless SPLIT_OK lets the engine split them. Data intact.
  */
-TEST_F(migrate_thp, thp_split_ok)
+NP_TEST_F(migrate_thp, thp_split_ok)
 {
 	NP_SKIPPED_OR_FILTERED();
 	const size_t n = 2 * NP_SEG_PAGES;
@@ -129,7 +129,7 @@ TEST_F(migrate_thp, thp_split_ok)
  */
 #define NP_THP_PT_NR	4	/* THPs, more than one per page-table range */
 
-TEST_F(migrate_thp, thp_pt_whole)
+NP_TEST_F(migrate_thp, thp_pt_whole)
 {
 	NP_SKIPPED_OR_FILTERED();
 	const size_t n = NP_THP_PT_NR * NP_SEG_PAGES;
@@ -201,7 +201,7 @@ TEST_F(migrate_thp, thp_pt_whole)
  * module that gives SPLIT_OK's large folios to the VMA engines without
  * asking how they are mapped: every page -EBUSY.)
  */
-TEST_F(migrate_thp, thp_pte_mapped_split_ok)
+NP_TEST_F(migrate_thp, thp_pte_mapped_split_ok)
 {
 	NP_SKIPPED_OR_FILTERED();
 	const size_t n = NP_SEG_PAGES;
@@ -265,7 +265,7 @@ TEST_F(migrate_thp, thp_pte_mapped_split_ok)
  * both THPs on node 1, every status true. On 3ecca51 it answered as the
  * syscall does, false statuses included.
  */
-TEST_F(migrate_thp, thp_targets_as_syscall)
+NP_TEST_F(migrate_thp, thp_targets_as_syscall)
 {
 	NP_SKIPPED_OR_FILTERED();
 	const size_t n = 2 * NP_SEG_PAGES;
@@ -353,7 +353,7 @@ static void np_cow_child(const char *p, struct np_cow *x)
 	_exit(0);
 }
 
-TEST_F_TIMEOUT(migrate_thp, cow_shared_untouched, 120)
+TEST_F_TIMEOUT(migrate_thp, cow_shared_untouched, NP_TIMEOUT(120))
 {
 	NP_SKIPPED_OR_FILTERED();
 	const size_t n = NP_COW_PAGES;

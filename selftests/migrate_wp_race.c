@@ -340,7 +340,7 @@ static int np_wp_open(struct np_wp *w, char *why, size_t len)
 	return np_wp_set(w, 0, 1, 0);
 }
 
-TEST_F_TIMEOUT(migrate_wp_race, toggled_in_flight, 60)
+TEST_F_TIMEOUT(migrate_wp_race, toggled_in_flight, NP_TIMEOUT(60))
 {
 	NP_SKIPPED_OR_FILTERED();
 	static __s32 st[NP_WP_PAGES + 1];

@@ -274,7 +274,7 @@ static void np_mthp_two_buffers(struct __test_metadata *_metadata,
 				   "the syscall's buffer before"));
 }
 
-TEST_F(mthp, migrate_keeps_64k)
+NP_TEST_F(mthp, migrate_keeps_64k)
 {
 	const int nodes_one = 1;
 	struct numaplace_migrate m;
@@ -407,7 +407,7 @@ static long np_mthp_sys_move(FIXTURE_DATA(mthp) *self, char *buf, int node)
  * than the syscall, end with as many 64 KiB folios, in the same place,
  * and allocate no more pages than it.
  */
-TEST_F(mthp, migrate_again_as_syscall)
+NP_TEST_F(mthp, migrate_again_as_syscall)
 {
 	long s0, split_np, split_sys, a0, alloc_np, alloc_sys;
 	size_t whole_np, whole_sys;
@@ -489,7 +489,7 @@ TEST_F(mthp, migrate_again_as_syscall)
  * not to its own busy passes (each pass would hand it over again and
  * count 16 more failed pages).
  */
-TEST_F(mthp, pinned_folio_stays_whole)
+NP_TEST_F(mthp, pinned_folio_stays_whole)
 {
 	const size_t per = NP_MTHP_SIZE / self->c.psz;
 	const size_t held = NP_MTHP_HELD * per + 3;

@@ -110,7 +110,7 @@ FIXTURE_TEARDOWN(kinds)
 }
 
 /* Present anonymous 4 KiB pages next to never-touched ones. */
-TEST_F(kinds, anon_4k)
+NP_TEST_F(kinds, anon_4k)
 {
 	NP_SKIPPED();
 	const size_t n = 48;
@@ -127,7 +127,7 @@ TEST_F(kinds, anon_4k)
 }
 
 /* Pages moved to the other node with move_pages(2): mixed answers. */
-TEST_F(kinds, anon_moved)
+NP_TEST_F(kinds, anon_moved)
 {
 	NP_SKIPPED();
 	const size_t n = 48;
@@ -145,7 +145,7 @@ TEST_F(kinds, anon_moved)
 }
 
 /* A PMD-mapped THP is one PMD run; a partial range of it too. */
-TEST_F(kinds, thp_pmd)
+NP_TEST_F(kinds, thp_pmd)
 {
 	NP_SKIPPED();
 	char *p = np_pmd_map(3 * NP_PMD, 1);
@@ -185,7 +185,7 @@ TEST_F(kinds, thp_pmd)
 }
 
 /* A THP split to PTEs by a partial mprotect and a partial munmap. */
-TEST_F(kinds, thp_pte_mapped)
+NP_TEST_F(kinds, thp_pte_mapped)
 {
 	NP_SKIPPED();
 	char *p = np_pmd_map(2 * NP_PMD, 1);
@@ -204,7 +204,7 @@ TEST_F(kinds, thp_pte_mapped)
  * PROT_NONE on a whole THP keeps it PMD-mapped (6.1 anon: -EFAULT);
  * on half of one it is split (6.1: -ENOENT). Default mode: the node.
  */
-TEST_F(kinds, thp_protnone)
+NP_TEST_F(kinds, thp_protnone)
 {
 	NP_SKIPPED();
 	char *p = np_pmd_map(2 * NP_PMD, 1);
@@ -220,7 +220,7 @@ TEST_F(kinds, thp_protnone)
 }
 
 /* Read faults map the zero page; some of it and some data PROT_NONE. */
-TEST_F(kinds, zero_page)
+NP_TEST_F(kinds, zero_page)
 {
 	NP_SKIPPED();
 	const size_t n = 32;
@@ -241,7 +241,7 @@ TEST_F(kinds, zero_page)
 }
 
 /* A read fault on a THP-able range maps the huge zero page. */
-TEST_F(kinds, huge_zero_page)
+NP_TEST_F(kinds, huge_zero_page)
 {
 	NP_SKIPPED();
 	const char *knob = "/sys/kernel/mm/transparent_hugepage/use_zero_page";
@@ -273,7 +273,7 @@ TEST_F(kinds, huge_zero_page)
 }
 
 /* Page cache of a tmpfs file, shared and private (with a COW page). */
-TEST_F(kinds, file_tmpfs)
+NP_TEST_F(kinds, file_tmpfs)
 {
 	NP_SKIPPED();
 	const size_t n = 64;
@@ -301,7 +301,7 @@ TEST_F(kinds, file_tmpfs)
 }
 
 /* An anonymous memfd (shmem), some pages moved to the other node. */
-TEST_F(kinds, memfd_shmem)
+NP_TEST_F(kinds, memfd_shmem)
 {
 	NP_SKIPPED();
 	const size_t n = 64;
@@ -325,7 +325,7 @@ TEST_F(kinds, memfd_shmem)
 }
 
 /* MAP_SHARED | MAP_ANONYMOUS is shmem too. */
-TEST_F(kinds, shmem_anon_shared)
+NP_TEST_F(kinds, shmem_anon_shared)
 {
 	NP_SKIPPED();
 	const size_t n = 40;
@@ -341,7 +341,7 @@ TEST_F(kinds, shmem_anon_shared)
 }
 
 /* Never touched: anon (6.1 -EFAULT, default -ENOENT), THP-able, file. */
-TEST_F(kinds, never_touched)
+NP_TEST_F(kinds, never_touched)
 {
 	NP_SKIPPED();
 	const size_t n = 40;	/* more than two 16-entry syscall chunks */
@@ -363,7 +363,7 @@ TEST_F(kinds, never_touched)
 }
 
 /* No VMA: a hole between two mappings, inside one range. */
-TEST_F(kinds, no_vma_hole)
+NP_TEST_F(kinds, no_vma_hole)
 {
 	NP_SKIPPED();
 	const size_t n = 48;
@@ -381,7 +381,7 @@ TEST_F(kinds, no_vma_hole)
  * [vvar] is VM_PFNMAP|VM_IO up to 6.12: special PTEs (6.1 -EFAULT, 6.12
  * -ENOENT); 7.x maps it VM_MIXEDMAP.
  */
-TEST_F(kinds, pfnmap_vvar)
+NP_TEST_F(kinds, pfnmap_vvar)
 {
 	NP_SKIPPED();
 	unsigned long s = 0, e = 0;
@@ -418,7 +418,7 @@ TEST_F(kinds, pfnmap_vvar)
 }
 
 /* /dev/mem: VM_PFNMAP without ->fault; half of it PROT_NONE. */
-TEST_F(kinds, pfnmap_devmem)
+NP_TEST_F(kinds, pfnmap_devmem)
 {
 	NP_SKIPPED();
 	const size_t n = 16;
@@ -449,7 +449,7 @@ TEST_F(kinds, pfnmap_devmem)
 }
 
 /* hugetlb: any address inside a present huge page has its node. */
-TEST_F(kinds, hugetlb)
+NP_TEST_F(kinds, hugetlb)
 {
 	NP_SKIPPED();
 	char val[32];
@@ -479,7 +479,7 @@ TEST_F(kinds, hugetlb)
 }
 
 /* Swapped-out pages: only with swap in the guest. */
-TEST_F(kinds, swap)
+NP_TEST_F(kinds, swap)
 {
 	NP_SKIPPED();
 	const size_t n = 32;
@@ -503,7 +503,7 @@ TEST_F(kinds, swap)
 }
 
 /* KSM-merged pages are normal pages with a node. */
-TEST_F_TIMEOUT(kinds, ksm, 60)
+TEST_F_TIMEOUT(kinds, ksm, NP_TIMEOUT(60))
 {
 	NP_SKIPPED();
 	static const char *const ksm[] = {
@@ -540,7 +540,7 @@ TEST_F_TIMEOUT(kinds, ksm, 60)
 }
 
 /* PROT_NONE after touching: present protnone PTEs (6.1 -ENOENT). */
-TEST_F(kinds, protnone_4k)
+NP_TEST_F(kinds, protnone_4k)
 {
 	NP_SKIPPED();
 	const size_t n = 40;

@@ -27,7 +27,7 @@ static long psz;
 /* The ABI and bad input. */
 NP_QUERY_FIXTURE(query);
 
-TEST_F(query, count_edges)
+NP_TEST_F(query, count_edges)
 {
 	NP_SKIPPED();
 	static const size_t counts[] = { 1, 15, 16, 17, 31, 32, 33 };
@@ -51,7 +51,7 @@ TEST_F(query, count_edges)
 }
 
 /* len 0 and count 0 answer nothing, successfully. */
-TEST_F(query, zero_len_and_count)
+NP_TEST_F(query, zero_len_and_count)
 {
 	NP_SKIPPED();
 	__u64 np[NUMAPLACE_MAX_NODES], addr = (uintptr_t)&addr;
@@ -89,7 +89,7 @@ TEST_F(query, zero_len_and_count)
 }
 
 /* A count far past the array: -EFAULT, like the syscall, no stray write. */
-TEST_F(query, count_huge)
+NP_TEST_F(query, count_huge)
 {
 	NP_SKIPPED();
 	const size_t n = 40, canary = 8;
@@ -214,7 +214,7 @@ static int np_qcharged_child(const char *cg, void *arg,
 	return np_qcharged_calls(c, p, pages, c->free) ? 23 : 0;
 }
 
-TEST_F_TIMEOUT(query, call_memory_charged, 60)
+TEST_F_TIMEOUT(query, call_memory_charged, NP_TIMEOUT(60))
 {
 	NP_SKIPPED();
 	struct np_qcharged *c = mmap(NULL, sizeof(*c), PROT_READ | PROT_WRITE,
@@ -249,7 +249,7 @@ TEST_F_TIMEOUT(query, call_memory_charged, 60)
 }
 
 /* start + len that wraps: -EINVAL. High ranges that do not: -EFAULT. */
-TEST_F(query, len_overflow)
+NP_TEST_F(query, len_overflow)
 {
 	NP_SKIPPED();
 	static const struct { __u64 start, len; } wrap[] = {
@@ -290,7 +290,7 @@ TEST_F(query, len_overflow)
 }
 
 /* An unaligned start and len answer every page they touch (AS_SYSCALL). */
-TEST_F(query, unaligned_range)
+NP_TEST_F(query, unaligned_range)
 {
 	NP_SKIPPED();
 	static const struct { size_t off, len, pages; } cases[] = {
@@ -321,7 +321,7 @@ TEST_F(query, unaligned_range)
 }
 
 /* Tagged addresses are not untagged: -EFAULT, as the syscall says. */
-TEST_F(query, tagged_addresses)
+NP_TEST_F(query, tagged_addresses)
 {
 	NP_SKIPPED();
 	char *p = np_pmd_map(4 * psz, 0);
@@ -350,7 +350,7 @@ TEST_F(query, tagged_addresses)
 }
 
 /* Kernel addresses and the vsyscall page are no VMA of ours. */
-TEST_F(query, kernel_addresses)
+NP_TEST_F(query, kernel_addresses)
 {
 	NP_SKIPPED();
 	__u64 a[] = {
@@ -366,7 +366,7 @@ TEST_F(query, kernel_addresses)
 }
 
 /* Every user buffer, each kind of bad pointer: -EFAULT or "not asked". */
-TEST_F(query, bad_pointers)
+NP_TEST_F(query, bad_pointers)
 {
 	NP_SKIPPED();
 	char *p = np_pmd_map(8 * psz, 0);
@@ -455,7 +455,7 @@ TEST_F(query, bad_pointers)
 }
 
 /* Buffers that end on an unmapped page: exact fits work, one more faults. */
-TEST_F(query, arrays_end_on_unmapped)
+NP_TEST_F(query, arrays_end_on_unmapped)
 {
 	NP_SKIPPED();
 	const size_t n = 20;
@@ -520,7 +520,7 @@ TEST_F(query, arrays_end_on_unmapped)
 }
 
 /* Struct sizes: short -EINVAL, long with a zero tail fine, else -E2BIG. */
-TEST_F(query, struct_size)
+NP_TEST_F(query, struct_size)
 {
 	NP_SKIPPED();
 	static const __u32 shorts[] = { 0, 4, 8, 16, 64,
@@ -578,7 +578,7 @@ TEST_F(query, struct_size)
 	free(buf);
 }
 
-TEST_F(query, unknown_flags)
+NP_TEST_F(query, unknown_flags)
 {
 	NP_SKIPPED();
 	struct numaplace_query q;
@@ -602,7 +602,7 @@ TEST_F(query, unknown_flags)
 				    &a, 1, &st, NULL, 0, &q));
 }
 
-TEST_F(query, reserved_nonzero)
+NP_TEST_F(query, reserved_nonzero)
 {
 	NP_SKIPPED();
 	struct numaplace_query q;
@@ -632,7 +632,7 @@ TEST_F(query, reserved_nonzero)
 }
 
 /* runs are for range mode; a runs buffer needs a capacity. */
-TEST_F(query, runs_rules)
+NP_TEST_F(query, runs_rules)
 {
 	NP_SKIPPED();
 	struct numaplace_run runs[4];
@@ -663,7 +663,7 @@ TEST_F(query, runs_rules)
 }
 
 /* done, nr_runs, nr_unplaced are outputs: what comes in is ignored. */
-TEST_F(query, out_fields_ignored)
+NP_TEST_F(query, out_fields_ignored)
 {
 	NP_SKIPPED();
 	char *p = np_pmd_map(4 * psz, 0);

@@ -132,7 +132,7 @@ static void qr_close_memfds(struct qr_mut *muts, int n)
 }
 
 /* Pieces unmapped and mapped again as anon, shmem, file, PROT_NONE. */
-TEST_F(qrace, mmap_munmap)
+NP_TEST_F(qrace, mmap_munmap)
 {
 	NP_SKIPPED();
 	struct qr_mut muts[2];
@@ -142,7 +142,7 @@ TEST_F(qrace, mmap_munmap)
 }
 
 /* mremap: MAYMOVE | FIXED, DONTUNMAP, shrink and grow in place. */
-TEST_F(qrace, mremap)
+NP_TEST_F(qrace, mremap)
 {
 	NP_SKIPPED();
 	struct qr_mut muts[2];
@@ -153,7 +153,7 @@ TEST_F(qrace, mremap)
 }
 
 /* PROT_NONE and read-only pieces toggled, THPs split by them. */
-TEST_F(qrace, mprotect)
+NP_TEST_F(qrace, mprotect)
 {
 	NP_SKIPPED();
 	struct qr_mut muts[2];
@@ -162,7 +162,7 @@ TEST_F(qrace, mprotect)
 }
 
 /* MADV_DONTNEED / MADV_FREE and refaults, THPs zapped whole and split. */
-TEST_F(qrace, dontneed)
+NP_TEST_F(qrace, dontneed)
 {
 	NP_SKIPPED();
 	struct qr_mut muts[2];
@@ -171,7 +171,7 @@ TEST_F(qrace, dontneed)
 }
 
 /* Read-only and PROT_NONE THPs zapped and faulted again, three times longer. */
-TEST_F_TIMEOUT(qrace, thp_readonly_zap, 60)
+TEST_F_TIMEOUT(qrace, thp_readonly_zap, NP_TIMEOUT(60))
 {
 	NP_SKIPPED();
 	struct qr_mut muts[2];
@@ -182,7 +182,7 @@ TEST_F_TIMEOUT(qrace, thp_readonly_zap, 60)
 }
 
 /* MADV_PAGEOUT to swap, swap-ins, swap entries zapped. */
-TEST_F(qrace, pageout)
+NP_TEST_F(qrace, pageout)
 {
 	NP_SKIPPED();
 	struct qr_mut muts[2];
@@ -208,7 +208,7 @@ static void qr_khugepaged_fast(struct qr_env *e)
 }
 
 /* MADV_COLLAPSE and khugepaged on anon memory; splits in between. */
-TEST_F(qrace, collapse_anon)
+NP_TEST_F(qrace, collapse_anon)
 {
 	NP_SKIPPED();
 	struct qr_mut muts[2];
@@ -221,7 +221,7 @@ TEST_F(qrace, collapse_anon)
 }
 
 /* shmem mapped twice: collapse, retract, punch holes, split. */
-TEST_F(qrace, collapse_shmem)
+NP_TEST_F(qrace, collapse_shmem)
 {
 	NP_SKIPPED();
 	struct qr_mut muts[2];
@@ -245,7 +245,7 @@ TEST_F(qrace, collapse_shmem)
 }
 
 /* fork: page tables copied, write-protected, COW broken; children exit. */
-TEST_F(qrace, fork)
+NP_TEST_F(qrace, fork)
 {
 	NP_SKIPPED();
 	struct qr_mut muts[3];
@@ -259,7 +259,7 @@ TEST_F(qrace, fork)
 }
 
 /* hugetlb: 2 MiB pages faulted, zapped, PROT_NONE, remapped. */
-TEST_F(qrace, hugetlb)
+NP_TEST_F(qrace, hugetlb)
 {
 	NP_SKIPPED();
 	const char *nr = "/proc/sys/vm/nr_hugepages";
@@ -323,7 +323,7 @@ static void qr_step_hshare(struct qr_mut *m)
 	m->done++;
 }
 
-TEST_F_TIMEOUT(qrace, hugetlb_shared_pmd, 60)
+TEST_F_TIMEOUT(qrace, hugetlb_shared_pmd, NP_TIMEOUT(60))
 {
 	NP_SKIPPED();
 	const char *nr = "/proc/sys/vm/nr_hugepages";
@@ -390,7 +390,7 @@ TEST_F_TIMEOUT(qrace, hugetlb_shared_pmd, 60)
 }
 
 /* Everything at once, twice as long. */
-TEST_F_TIMEOUT(qrace, mixed, 60)
+TEST_F_TIMEOUT(qrace, mixed, NP_TIMEOUT(60))
 {
 	NP_SKIPPED();
 	static const qr_step_fn steps[] = {

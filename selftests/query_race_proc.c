@@ -50,7 +50,7 @@ static void qr_child_memory(unsigned int seed)
  * lives must be as valid as ever. A zombie must be -EINVAL and a reaped
  * child -ESRCH.
  */
-TEST_F_TIMEOUT(qproc, child_exit, 60)
+TEST_F_TIMEOUT(qproc, child_exit, NP_TIMEOUT(60))
 {
 	NP_SKIPPED();
 	struct qr_ctx *x = &self->e.x;
@@ -197,7 +197,7 @@ static void *qr_uffd_handler(void *arg)
 	return NULL;
 }
 
-TEST_F_TIMEOUT(qproc, uffd_buffers, 90)
+TEST_F_TIMEOUT(qproc, uffd_buffers, NP_TIMEOUT(90))
 {
 	NP_SKIPPED();
 	struct qr_ctx *x = &self->e.x;
@@ -418,7 +418,7 @@ static void qr_killee(int fd, __u32 nr_nodes, int ready)
 }
 
 /* A process inside huge queries dies promptly on SIGKILL, every time. */
-TEST_F_TIMEOUT(qproc, sigkill, 120)
+TEST_F_TIMEOUT(qproc, sigkill, NP_TIMEOUT(120))
 {
 	NP_SKIPPED();
 	long t0 = np_mono_ms(), worst = 0;

@@ -282,7 +282,7 @@ static void np_rnd_addrs(__u64 *s, const struct np_layout *l, __u64 *a,
 	}
 }
 
-TEST_F_TIMEOUT(random, layout, 300)
+TEST_F_TIMEOUT(random, layout, NP_TIMEOUT(300))
 {
 	NP_SKIPPED();
 	__u64 s = variant->seed, *addrs = calloc(NP_RND_ADDRS, sizeof(*addrs));

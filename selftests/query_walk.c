@@ -27,7 +27,7 @@ static long psz;
 NP_QUERY_FIXTURE(qwalk);
 
 /* Runs buffers of 1..3 entries, resumed until done, give one answer. */
-TEST_F_TIMEOUT(qwalk, resume_tiny_runs, 120)
+TEST_F_TIMEOUT(qwalk, resume_tiny_runs, NP_TIMEOUT(120))
 {
 	NP_SKIPPED();
 	size_t n = 0;
@@ -55,7 +55,7 @@ TEST_F_TIMEOUT(qwalk, resume_tiny_runs, 120)
 }
 
 /* Nothing that was not there is there after any kind of query. */
-TEST_F(qwalk, never_faults_in)
+NP_TEST_F(qwalk, never_faults_in)
 {
 	NP_SKIPPED();
 	const size_t n = 40;
@@ -152,7 +152,7 @@ static long np_rss_pages(void)
 }
 
 /* Totals for the whole user address space, quickly and consistently. */
-TEST_F_TIMEOUT(qwalk, whole_address_space_totals, 120)
+TEST_F_TIMEOUT(qwalk, whole_address_space_totals, NP_TIMEOUT(120))
 {
 	NP_SKIPPED();
 	const size_t n = 64;
@@ -194,7 +194,7 @@ static long np_ms_since(const struct timespec *t0)
 }
 
 /* SIGKILL ends a caller inside big queries promptly. */
-TEST_F(qwalk, sigkill_bounded)
+NP_TEST_F(qwalk, sigkill_bounded)
 {
 	NP_SKIPPED();
 	struct timespec t0;

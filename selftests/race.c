@@ -246,68 +246,68 @@ static void np_rc_run(struct __test_metadata *_metadata,
 	free(st);
 }
 
-TEST_F_TIMEOUT(race, writers_only, 60)
+TEST_F_TIMEOUT(race, writers_only, NP_TIMEOUT(60))
 {
 	NP_SKIPPED();
 	np_rc_run(_metadata, self, NULL, 0);
 }
 
-TEST_F_TIMEOUT(race, munmap, 60)
+TEST_F_TIMEOUT(race, munmap, NP_TIMEOUT(60))
 {
 	NP_SKIPPED();
 	np_rc_run(_metadata, self, np_rc_munmap, 0);
 }
 
-TEST_F_TIMEOUT(race, mremap, 60)
+TEST_F_TIMEOUT(race, mremap, NP_TIMEOUT(60))
 {
 	NP_SKIPPED();
 	np_rc_run(_metadata, self, np_rc_mremap, 0);
 }
 
-TEST_F_TIMEOUT(race, fork_cow, 60)
+TEST_F_TIMEOUT(race, fork_cow, NP_TIMEOUT(60))
 {
 	NP_SKIPPED();
 	np_rc_run(_metadata, self, np_rc_fork, 0);
 }
 
-TEST_F_TIMEOUT(race, madvise, 60)
+TEST_F_TIMEOUT(race, madvise, NP_TIMEOUT(60))
 {
 	NP_SKIPPED();
 	np_rc_run(_metadata, self, np_rc_madvise, 0);
 }
 
 /* The whole region zapped at once: its page table freed (7.3). */
-TEST_F_TIMEOUT(race, dontneed_pmd, 60)
+TEST_F_TIMEOUT(race, dontneed_pmd, NP_TIMEOUT(60))
 {
 	NP_SKIPPED();
 	np_rc_run(_metadata, self, np_rc_dontneed_pmd, 0);
 }
 
-TEST_F_TIMEOUT(race, mprotect, 60)
+TEST_F_TIMEOUT(race, mprotect, NP_TIMEOUT(60))
 {
 	NP_SKIPPED();
 	np_rc_run(_metadata, self, np_rc_mprotect, 0);
 }
 
-TEST_F_TIMEOUT(race, mlock, 60)
+TEST_F_TIMEOUT(race, mlock, NP_TIMEOUT(60))
 {
 	NP_SKIPPED();
 	np_rc_run(_metadata, self, np_rc_mlock, 0);
 }
 
-TEST_F_TIMEOUT(race, thp_split_collapse, 60)
+TEST_F_TIMEOUT(race, thp_split_collapse, NP_TIMEOUT(60))
 {
 	NP_SKIPPED();
 	np_rc_run(_metadata, self, np_rc_thp, 1);
 }
 
-TEST_F_TIMEOUT(race, two_migrations, 60)
+TEST_F_TIMEOUT(race, two_migrations, NP_TIMEOUT(60))
 {
 	NP_SKIPPED();
 	np_rc_run(_metadata, self, np_rc_migrate2, 0);
 }
 
-TEST_F_TIMEOUT(race, with_move_pages, 60)
+TEST_F_TIMEOUT(race, with_move_pages, NP_TIMEOUT(60))
 {
 	NP_SKIPPED();
 	np_rc_run(_metadata, self, np_rc_move_pages, 0);
@@ -317,7 +317,7 @@ TEST_F_TIMEOUT(race, with_move_pages, 60)
  * mTHP (6.12): 64 KiB anonymous folios, split by the thp disturber's
  * partial mprotect and zap, while they migrate under the writer.
  */
-TEST_F_TIMEOUT(race, mthp, 60)
+TEST_F_TIMEOUT(race, mthp, NP_TIMEOUT(60))
 {
 	NP_SKIPPED();
 	int ret;
@@ -411,13 +411,13 @@ static void np_rc_targets(struct __test_metadata *_metadata,
 	free(st);
 }
 
-TEST_F_TIMEOUT(race, target_exits, 60)
+TEST_F_TIMEOUT(race, target_exits, NP_TIMEOUT(60))
 {
 	NP_SKIPPED();
 	np_rc_targets(_metadata, self, 0);
 }
 
-TEST_F_TIMEOUT(race, target_execs, 60)
+TEST_F_TIMEOUT(race, target_execs, NP_TIMEOUT(60))
 {
 	NP_SKIPPED();
 	np_rc_targets(_metadata, self, 1);
@@ -428,7 +428,7 @@ TEST_F_TIMEOUT(race, target_execs, 60)
  * does not move: -EBUSY, its bytes intact, the pipe reads them; once the
  * pipe is drained it moves.
  */
-TEST_F_TIMEOUT(race, pinned_vmsplice, 60)
+TEST_F_TIMEOUT(race, pinned_vmsplice, NP_TIMEOUT(60))
 {
 	NP_SKIPPED();
 	const size_t n = 16;

@@ -229,7 +229,7 @@ static int np_seen_call(FIXTURE_DATA(seen) *self,
  * Random per-page targets over a random layout; every status that names a
  * node names the one the page is on after the call.
  */
-TEST_F_TIMEOUT(seen, random_targets_status_true, 180)
+TEST_F_TIMEOUT(seen, random_targets_status_true, NP_TIMEOUT(180))
 {
 	size_t psz, per, np, n;
 	unsigned long long s = self->seed;

@@ -443,7 +443,7 @@ static long np_not_on(int pid, int b, int node, long *first, int *where)
 	return np_pages_not_on(pid, np_soak_sh->buf[b], np_soak_sh->n[b], node, first, where);
 }
 
-TEST_F_TIMEOUT(soak, mix, NP_SOAK_MAX_S + NP_SOAK_END_S)
+TEST_F_TIMEOUT(soak, mix, NP_TIMEOUT(NP_SOAK_MAX_S + NP_SOAK_END_S))
 {
 	long secs = np_env_long("NP_SOAK_SECONDS", NP_SOAK_DEFAULT_S, NP_SOAK_MAX_S);
 	__u64 seed = np_env_long("NP_SOAK_SEED", 0, LONG_MAX);

@@ -136,7 +136,7 @@ static int np_wb_child(__u32 eflags, long secs)
 	long named_moved = 0, named_busy = 0;
 	unsigned int seed = getpid();
 	struct numaplace_migrate m;
-	int fd, pm, kpf, ret = NP_WB_OK;
+	int fd, pm, kpf, ret = NP_WB_OK, win_node = 0;
 
 	fd = np_open();
 	pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
@@ -159,11 +159,13 @@ static int np_wb_child(__u32 eflags, long secs)
 	hard_end = np_mono_ms() + secs * 1000 * np_time_scale();
 	/*
 	 * Odd rounds: the pages mapped under writeback, moved by address
-	 * (what an unfixed module BUG()s on at once); even rounds (and odd
-	 * ones that find none): a random window, where pages that are not in
-	 * the swap cache move on every engine. Past @secs, until both have
-	 * happened (a debug kernel's guest made 4 calls in 20 s), for at
-	 * most @secs times the tests' time scale.
+	 * (what an unfixed module BUG()s on at once), to node 1; even rounds
+	 * (and odd ones that find none): a random window, to nodes 1 and 0 in
+	 * turn (the buffer starts on one node: a random window sent to it
+	 * moves nothing), where pages that are not in the swap cache move on
+	 * every engine. Past @secs, until both have happened (a debug
+	 * kernel's guest made 4 calls in 20 s), for at most @secs times the
+	 * tests' time scale.
 	 */
 	while (np_mono_ms() < end ||
 	       ((!moved || !seen) && np_mono_ms() < hard_end)) {
@@ -185,9 +187,10 @@ static int np_wb_child(__u32 eflags, long secs)
 				named_busy += st[k] == -EBUSY;
 			}
 		} else {
+			win_node ^= 1;
 			ret = np_migrate_node(fd, 0, eflags,
 					      (uintptr_t)(w.buf + i * NP_WB_WORDS),
-					      NP_WB_WINDOW * 4096UL, calls & 1,
+					      NP_WB_WINDOW * 4096UL, win_node,
 					      NULL, &m);
 		}
 		if (ret) {
@@ -267,7 +270,7 @@ FIXTURE_TEARDOWN(swap_wb)
 		close(self->fd);
 }
 
-TEST_F_TIMEOUT(swap_wb, refault_during_writeback, 180)
+TEST_F_TIMEOUT(swap_wb, refault_during_writeback, NP_TIMEOUT(180))
 {
 	const char *env = getenv("NP_WB_SECONDS");
 	long secs = env ? strtol(env, NULL, 10) : NP_WB_SECONDS;

@@ -259,7 +259,7 @@ static int np_check_pid(FIXTURE_DATA(target) *self, int fd, int pid,
 }
 
 /* pid 0 and the caller's own pid give the same, right, answers. */
-TEST_F(target, pid0_and_self)
+NP_TEST_F(target, pid0_and_self)
 {
 	NP_SKIPPED();
 	char *p = np_layout();
@@ -276,7 +276,7 @@ TEST_F(target, pid0_and_self)
 }
 
 /* A thread id of the caller's own process names the same mm. */
-TEST_F(target, own_thread)
+NP_TEST_F(target, own_thread)
 {
 	NP_SKIPPED();
 	struct np_idle t;
@@ -290,7 +290,7 @@ TEST_F(target, own_thread)
 }
 
 /* A forked child of the same uid: allowed, answers as the syscall's. */
-TEST_F(target, child_same_uid)
+NP_TEST_F(target, child_same_uid)
 {
 	NP_SKIPPED();
 	pid_t pid = np_kid(_metadata, self, 0, 1);
@@ -301,7 +301,7 @@ TEST_F(target, child_same_uid)
 }
 
 /* Root may look at anybody's pages, dumpable or not. */
-TEST_F(target, root_queries_nobody)
+NP_TEST_F(target, root_queries_nobody)
 {
 	NP_SKIPPED();
 	pid_t dumpable = np_kid(_metadata, self, NP_NOBODY, 1);
@@ -317,7 +317,7 @@ TEST_F(target, root_queries_nobody)
 }
 
 /* nobody may not look at root's pages: -EPERM, as the syscall says. */
-TEST_F(target, other_user_denied)
+NP_TEST_F(target, other_user_denied)
 {
 	NP_SKIPPED();
 	pid_t pid = np_kid(_metadata, self, 0, 1);
@@ -340,7 +340,7 @@ TEST_F(target, other_user_denied)
  * allows it; so does the module with the exact check, without it the
  * caller would need CAP_SYS_PTRACE.
  */
-TEST_F(target, same_uid_unprivileged)
+NP_TEST_F(target, same_uid_unprivileged)
 {
 	NP_SKIPPED();
 	pid_t pid = np_kid(_metadata, self, NP_NOBODY, 1);
@@ -357,7 +357,7 @@ TEST_F(target, same_uid_unprivileged)
 }
 
 /* Not dumpable, same uid, no privilege: whatever the syscall says. */
-TEST_F(target, nondumpable_same_uid)
+NP_TEST_F(target, nondumpable_same_uid)
 {
 	NP_SKIPPED();
 	pid_t pid = np_kid(_metadata, self, NP_NOBODY, 0);
@@ -373,7 +373,7 @@ TEST_F(target, nondumpable_same_uid)
 }
 
 /* A pid nobody has: -ESRCH, as the syscall. */
-TEST_F(target, nonexistent_pid)
+NP_TEST_F(target, nonexistent_pid)
 {
 	NP_SKIPPED();
 	long max = np_read_long("/proc/sys/kernel/pid_max");
@@ -403,7 +403,7 @@ TEST_F(target, nonexistent_pid)
 }
 
 /* kthreadd has no mm: -EINVAL for root; for nobody, the syscall's. */
-TEST_F(target, kthread)
+NP_TEST_F(target, kthread)
 {
 	NP_SKIPPED();
 	struct np_probe *r = &self->sh->probe;
@@ -421,7 +421,7 @@ TEST_F(target, kthread)
 }
 
 /* A zombie has no mm: -EINVAL, as the syscall. */
-TEST_F(target, zombie)
+NP_TEST_F(target, zombie)
 {
 	NP_SKIPPED();
 	struct np_probe *r = &self->sh->probe;
@@ -441,7 +441,7 @@ TEST_F(target, zombie)
 }
 
 /* Opened by root, used after setuid(nobody): nobody's rights count. */
-TEST_F(target, creds_at_ioctl_time)
+NP_TEST_F(target, creds_at_ioctl_time)
 {
 	NP_SKIPPED();
 	pid_t pid = np_kid(_metadata, self, 0, 1);
@@ -459,7 +459,7 @@ TEST_F(target, creds_at_ioctl_time)
 }
 
 /* Opened by nobody, passed to root: root's rights count. */
-TEST_F(target, fd_from_nobody)
+NP_TEST_F(target, fd_from_nobody)
 {
 	NP_SKIPPED();
 	pid_t pid = np_kid(_metadata, self, NP_NOBODY, 0);
@@ -515,7 +515,7 @@ TEST_F(target, fd_from_nobody)
  * -EOPNOTSUPP, while the batched engine (exports only) stays. Reloads
  * the module plainly at the end (teardown).
  */
-TEST_F_TIMEOUT(target, simulate_ibt, 60)
+TEST_F_TIMEOUT(target, simulate_ibt, NP_TIMEOUT(60))
 {
 	NP_SKIPPED();
 	struct np_probe *r = &self->sh->probe;

@@ -79,7 +79,7 @@ NP_WT_FIXTURE(watch, WT_PAGES);
 		EXPECT_EQ(NUMAPLACE_WATCH_MIGRATED, s.last.reason);	\
 	} while (0)
 
-TEST_F_TIMEOUT(watch, idle, 60)
+TEST_F_TIMEOUT(watch, idle, NP_TIMEOUT(60))
 {
 	unsigned int nr = self->w.info.nr_node_ids;
 	struct np_wt_stream s;
@@ -99,7 +99,7 @@ TEST_F_TIMEOUT(watch, idle, 60)
 	(void)sum;
 }
 
-TEST_F_TIMEOUT(watch, move_pages, 120)
+TEST_F_TIMEOUT(watch, move_pages, NP_TIMEOUT(120))
 {
 	unsigned int nr = self->w.info.nr_node_ids;
 	struct np_wt_stream s;
@@ -119,7 +119,7 @@ TEST_F_TIMEOUT(watch, move_pages, 120)
 	close(wfd);
 }
 
-TEST_F_TIMEOUT(watch, migrate_pages, 120)
+TEST_F_TIMEOUT(watch, migrate_pages, NP_TIMEOUT(120))
 {
 	unsigned int nr = self->w.info.nr_node_ids;
 	unsigned long from = 1UL << 0, to = 1UL << 1;
@@ -134,7 +134,7 @@ TEST_F_TIMEOUT(watch, migrate_pages, 120)
 	close(wfd);
 }
 
-TEST_F_TIMEOUT(watch, numaplace_migrate, 120)
+TEST_F_TIMEOUT(watch, numaplace_migrate, NP_TIMEOUT(120))
 {
 	unsigned int nr = self->w.info.nr_node_ids;
 	struct numaplace_migrate m;
@@ -155,7 +155,7 @@ TEST_F_TIMEOUT(watch, numaplace_migrate, 120)
 	close(wfd);
 }
 
-TEST_F_TIMEOUT(watch, munmap, 120)
+TEST_F_TIMEOUT(watch, munmap, NP_TIMEOUT(120))
 {
 	unsigned int nr = self->w.info.nr_node_ids;
 	__u64 want[NUMAPLACE_WATCH_NODES + 1];
@@ -252,13 +252,13 @@ static void wt_child_gone(struct __test_metadata *_metadata, unsigned int nr,
 	close(wfd);
 }
 
-TEST_F_TIMEOUT(watch, child_exit, 60)
+TEST_F_TIMEOUT(watch, child_exit, NP_TIMEOUT(60))
 {
 	NP_SKIPPED();
 	wt_child_gone(_metadata, self->w.info.nr_node_ids, 0);
 }
 
-TEST_F_TIMEOUT(watch, child_exec, 60)
+TEST_F_TIMEOUT(watch, child_exec, NP_TIMEOUT(60))
 {
 	NP_SKIPPED();
 	wt_child_gone(_metadata, self->w.info.nr_node_ids, 1);
@@ -268,7 +268,7 @@ TEST_F_TIMEOUT(watch, child_exec, 60)
  * A watch nobody reads while the buffer's first page moves back and forth
  * WT_FLOOD times; a second watch, read after every move, paces them.
  */
-TEST_F_TIMEOUT(watch, overflow, 150)
+TEST_F_TIMEOUT(watch, overflow, NP_TIMEOUT(150))
 {
 	unsigned int nr = self->w.info.nr_node_ids;
 	__u64 want[NUMAPLACE_WATCH_NODES + 1];
@@ -302,7 +302,7 @@ TEST_F_TIMEOUT(watch, overflow, 150)
 }
 
 /* WT_RANGES watches on the buffer's pieces and one on all of it. */
-TEST_F_TIMEOUT(watch, many_ranges, 120)
+TEST_F_TIMEOUT(watch, many_ranges, NP_TIMEOUT(120))
 {
 	unsigned int nr = self->w.info.nr_node_ids, piece = WT_PAGES / WT_RANGES;
 	static struct np_wt_stream s[WT_RANGES + 1];
@@ -340,7 +340,7 @@ TEST_F_TIMEOUT(watch, many_ranges, 120)
 #define WT_PMD_SIZE	(2UL << 20)	/* x86-64 THP */
 
 /* A PMD-mapped THP moves: the totals follow, 512 pages at a time. */
-TEST_F_TIMEOUT(watch, thp, 120)
+TEST_F_TIMEOUT(watch, thp, NP_TIMEOUT(120))
 {
 	unsigned int nr = self->w.info.nr_node_ids;
 	size_t len = 2 * WT_PMD_SIZE;

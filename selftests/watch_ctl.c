@@ -88,7 +88,7 @@ static int wt_memcg_child(const char *cg, void *arg)
 	return after - before >= want ? 0 : 15;
 }
 
-TEST_F_TIMEOUT(watch_ctl, memcg_charged, 120)
+TEST_F_TIMEOUT(watch_ctl, memcg_charged, NP_TIMEOUT(120))
 {
 	char cg[128];
 	int status;
@@ -173,7 +173,7 @@ static int wt_full_child(const char *cg, void *arg, struct np_memcg_tight *t)
 	return 0;
 }
 
-TEST_F_TIMEOUT(watch_ctl, memcg_full, 120)
+TEST_F_TIMEOUT(watch_ctl, memcg_full, NP_TIMEOUT(120))
 {
 	struct wt_full *f = mmap(NULL, sizeof(*f), PROT_READ | PROT_WRITE,
 				 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -208,7 +208,7 @@ TEST_F_TIMEOUT(watch_ctl, memcg_full, 120)
 }
 
 /* `numaplace watch --json --count 2`: the start line, then the move. */
-TEST_F_TIMEOUT(watch_ctl, cli, 120)
+TEST_F_TIMEOUT(watch_ctl, cli, NP_TIMEOUT(120))
 {
 	char cmd[256], line[4096], want[128];
 	struct numaplace_migrate m;
@@ -238,7 +238,7 @@ TEST_F_TIMEOUT(watch_ctl, cli, 120)
 	EXPECT_EQ(0, pclose(out));
 }
 
-TEST_F_TIMEOUT(watch_ctl, cycles, 300)
+TEST_F_TIMEOUT(watch_ctl, cycles, NP_TIMEOUT(300))
 {
 	unsigned int nr = self->w.info.nr_node_ids;
 	long before, grew = 0, ref0;
@@ -306,7 +306,7 @@ static int wt_event_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-TEST_F_TIMEOUT(watch_ctl, netlink, 120)
+TEST_F_TIMEOUT(watch_ctl, netlink, NP_TIMEOUT(120))
 {
 	unsigned int nr = self->w.info.nr_node_ids;
 	struct wt_event ev = { .cookie = 0xfeed };
@@ -342,7 +342,7 @@ TEST_F_TIMEOUT(watch_ctl, netlink, 120)
 }
 
 /* An unprivileged process may watch itself, not another user's process. */
-TEST_F_TIMEOUT(watch_ctl, permission, 60)
+TEST_F_TIMEOUT(watch_ctl, permission, NP_TIMEOUT(60))
 {
 	pid_t parent = getpid(), pid;
 	int st;
@@ -377,7 +377,7 @@ TEST_F_TIMEOUT(watch_ctl, permission, 60)
 		TH_LOG("1: another user's process was watched, 2: own refused, 10+: setup");
 }
 
-TEST_F_TIMEOUT(watch_ctl, bad_input, 60)
+TEST_F_TIMEOUT(watch_ctl, bad_input, NP_TIMEOUT(60))
 {
 	struct numaplace_watch w;
 	struct numaplace_watch_record r[2];
