@@ -15,8 +15,9 @@
  * synchronously and never shows the window; its writes are throttled so
  * that a page stays under writeback for a while. One thread pages random
  * windows of a buffer out (MADV_PAGEOUT: unmapped, written to swap, left
- * in the swap cache under writeback), two fault random pages back in
- * (each page's every word checked against its stamp), and the test
+ * in the swap cache under writeback), two fault pages back in (half of
+ * them from the last windows paged out; each page's every word checked
+ * against its stamp), and the test
  * migrates windows of the buffer between nodes 0 and 1 on each engine,
  * for NP_WB_SECONDS (default 20) seconds a variant. On a module that gives
  * such pages to migrate_vma_pages() the guest's kernel hits the BUG, the
@@ -41,6 +42,12 @@
 #define NP_WB_PAGEOUT_US	250000
 #define NP_WB_SECONDS		20
 #define NP_WB_THREADS		2
+/*
+ * The pager's last windows, where the faulters fault half their pages and
+ * the test looks for pages mapped under writeback: a scan of the whole
+ * buffer took seconds on a debug kernel, and found the writeback over.
+ */
+#define NP_WB_RECENT		8
 #define NP_WB_WORDS		(4096 / sizeof(__u64))
 
 /* Exit codes of the child. */
@@ -51,7 +58,21 @@ struct np_wb {
 	size_t nr_pages;
 	volatile int stop;
 	long bad;		/* words not as stamped, seen by the faulters */
+	/* First pages of the pager's last windows; nr_out: windows so far. */
+	volatile size_t recent[NP_WB_RECENT];
+	volatile unsigned long nr_out;
 };
+
+/* A page of one of the pager's last windows, or any page before one. */
+static size_t np_wb_recent_page(const struct np_wb *w, unsigned int *seed)
+{
+	unsigned long n = w->nr_out;
+
+	if (!n)
+		return rand_r(seed) % w->nr_pages;
+	n = n < NP_WB_RECENT ? n : NP_WB_RECENT;
+	return w->recent[rand_r(seed) % n] + rand_r(seed) % NP_WB_PAGEOUT;
+}
 
 static void np_wb_stamp(__u64 *page, size_t i)
 {
@@ -68,7 +89,11 @@ static long np_wb_check(const __u64 *page, size_t i)
 	return bad;
 }
 
-/* Fault random pages back in (read), checking each whole. */
+/*
+ * Fault pages back in (read), checking each whole: every other one from
+ * the pager's last windows (their writeback may still be on), the rest
+ * anywhere.
+ */
 static void *np_wb_faulter(void *arg)
 {
 	struct np_wb *w = arg;
@@ -76,7 +101,8 @@ static void *np_wb_faulter(void *arg)
 	long bad = 0;
 
 	while (!w->stop) {
-		size_t i = rand_r(&seed) % w->nr_pages;
+		size_t i = rand_r(&seed) & 1 ? np_wb_recent_page(w, &seed) :
+			   rand_r(&seed) % w->nr_pages;
 
 		bad += np_wb_check(w->buf + i * NP_WB_WORDS, i);
 	}
@@ -95,24 +121,28 @@ static void *np_wb_pager(void *arg)
 
 		madvise(w->buf + i * NP_WB_WORDS, NP_WB_PAGEOUT * 4096UL,
 			MADV_PAGEOUT);
+		w->recent[w->nr_out % NP_WB_RECENT] = i;
+		__atomic_add_fetch(&w->nr_out, 1, __ATOMIC_RELEASE);
 		usleep(NP_WB_PAGEOUT_US);
 	}
 	return NULL;
 }
 
 /*
- * The pages of the buffer mapped while under writeback right now (the
- * window: pagemap says present, kpageflags says writeback), at most @max
- * of them into @addrs, from page @from on. Their count.
+ * The pages of the pager's last windows mapped while under writeback
+ * right now (the window: pagemap says present, kpageflags says
+ * writeback), at most @max of them into @addrs. Their count.
  */
 static size_t np_wb_window(const struct np_wb *w, int pm, int kpf,
-			   size_t from, __u64 *addrs, size_t max)
+			   __u64 *addrs, size_t max)
 {
+	unsigned long nr = w->nr_out;
 	size_t n = 0;
 	__u64 e, f;
 
-	for (size_t k = 0; k < w->nr_pages && n < max; k++) {
-		size_t i = (from + k) % w->nr_pages;
+	nr = nr < NP_WB_RECENT ? nr : NP_WB_RECENT;
+	for (size_t k = 0; k < nr * NP_WB_PAGEOUT && n < max; k++) {
+		size_t i = w->recent[k / NP_WB_PAGEOUT] + k % NP_WB_PAGEOUT;
 		uintptr_t va = (uintptr_t)(w->buf + i * NP_WB_WORDS);
 
 		if (pread(pm, &e, 8, va / 4096 * 8) != 8 ||
@@ -123,6 +153,25 @@ static size_t np_wb_window(const struct np_wb *w, int pm, int kpf,
 			addrs[n++] = va;
 	}
 	return n;
+}
+
+/*
+ * Keep of @addrs[@n] the pages not on the target, the node the first
+ * page is not on (move_pages(2) asked), into *@target: a page named for
+ * the node it is on would only be found there. The count kept.
+ */
+static size_t np_wb_off_target(__u64 *addrs, size_t n, int *st,
+			       int *target)
+{
+	size_t kept = 0;
+
+	if (np_sys_move_pages(0, n, addrs, NULL, st, 0) < 0 || st[0] < 0)
+		return 0;
+	*target = !st[0];
+	for (size_t k = 0; k < n; k++)
+		if (st[k] >= 0 && st[k] != *target)
+			addrs[kept++] = addrs[k];
+	return kept;
 }
 
 /* The child: churn and migrate for @secs. Its exit code. */
@@ -159,7 +208,8 @@ static int np_wb_child(__u32 eflags, long secs)
 	hard_end = np_mono_ms() + secs * 1000 * np_time_scale();
 	/*
 	 * Odd rounds: the pages mapped under writeback, moved by address
-	 * (what an unfixed module BUG()s on at once), to node 1; even rounds
+	 * (what an unfixed module BUG()s on at once) to the node they are
+	 * not on (np_wb_off_target()); even rounds
 	 * (and odd ones that find none): a random window, to nodes 1 and 0 in
 	 * turn (the buffer starts on one node: a random window sent to it
 	 * moves nothing), where pages that are not in the swap cache move on
@@ -170,16 +220,18 @@ static int np_wb_child(__u32 eflags, long secs)
 	while (np_mono_ms() < end ||
 	       ((!moved || !seen) && np_mono_ms() < hard_end)) {
 		size_t i = rand_r(&seed) % (w.nr_pages - NP_WB_WINDOW);
-		size_t n = calls & 1 ? np_wb_window(&w, pm, kpf, i, addrs,
+		size_t n = calls & 1 ? np_wb_window(&w, pm, kpf, addrs,
 						    NP_WB_WINDOW) : 0;
+		int target = 1;
 
+		n = n ? np_wb_off_target(addrs, n, st, &target) : 0;
 		seen += n;
 		if (n) {
 			np_migrate_init(&m, 0, eflags | NUMAPLACE_MIGRATE_PAGES,
 					NUMAPLACE_POLICY_NODE);
 			m.pages_ptr = (uintptr_t)addrs;
 			m.count = n;
-			m.node = calls & 1;
+			m.node = target;
 			m.status_ptr = (uintptr_t)st;
 			ret = np_migrate(fd, &m);
 			for (size_t k = 0; !ret && k < n; k++) {
