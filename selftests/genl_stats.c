@@ -13,6 +13,7 @@
 #include "kselftest_harness.h"
 #include "migrate_lib.h"
 #include "np_genl.h"
+#include "numaplace.h"
 
 static long psz;
 
@@ -166,11 +167,11 @@ TEST_F_TIMEOUT(genl_stats, stats_migrate_exact, NP_TIMEOUT(NP_GN_TIMEOUT))
 	EXPECT_EQ(0, b.query_pages - a.query_pages);
 	EXPECT_EQ(m.nr_moved_pages * psz, b.bytes_copied - a.bytes_copied);
 	/*
-	 * Pages by errno: a named slot's under its errno (np_fail_slot()),
+	 * Pages by errno: a named slot's under its errno (numaplace_fail_reason()),
 	 * the other slots' under 0, and nothing under any other errno.
 	 */
 	for (int e = 0; e < NP_GN_ERRNOS; e++) {
-		int slot = np_fail_slot(-e);
+		int slot = numaplace_fail_reason(-e);
 		__u64 want = 0;
 
 		if (!e) {

@@ -17,6 +17,7 @@
 #include <sys/syscall.h>
 
 #include "np_test.h"
+#include "numaplace.h"
 
 int np_ioctl(int fd, unsigned long cmd, void *arg)
 {
@@ -329,24 +330,6 @@ long np_pages_not_on(int pid, const char *buf, size_t n,
 	return bad;
 }
 
-int np_fail_slot(int status)
-{
-	switch (status) {
-	case -ENOMEM:
-		return NUMAPLACE_FAIL_ENOMEM;
-	case -EBUSY:
-		return NUMAPLACE_FAIL_EBUSY;
-	case -EACCES:
-		return NUMAPLACE_FAIL_EACCES;
-	case -EFAULT:
-		return NUMAPLACE_FAIL_EFAULT;
-	case -ENOENT:
-		return NUMAPLACE_FAIL_ENOENT;
-	default:
-		return NUMAPLACE_FAIL_OTHER;
-	}
-}
-
 __u64 np_count_fails(const __s32 *status, size_t n, __u64 *fail)
 {
 	__u64 nfail = 0;
@@ -355,7 +338,7 @@ __u64 np_count_fails(const __s32 *status, size_t n, __u64 *fail)
 		if (status[i] >= 0)
 			continue;
 		nfail++;
-		fail[np_fail_slot(status[i])]++;
+		fail[numaplace_fail_reason(status[i])]++;
 	}
 	return nfail;
 }

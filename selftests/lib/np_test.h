@@ -434,9 +434,6 @@ __u64 np_stamp_word(size_t i, __u64 g, size_t k);
 long np_pages_not_on(int pid, const char *buf, size_t n,
 		     int node, long *first, int *where);
 
-/* The NUMAPLACE_FAIL_* slot a negative status is counted in. */
-int np_fail_slot(int status);
-
 /*
  * The negative entries of @status[@n] by NUMAPLACE_FAIL_* slot, added to
  * @fail[NUMAPLACE_FAIL_MAX]; their number.

@@ -76,23 +76,6 @@ struct np_ms_chunk {
 	size_t nr_skips;
 };
 
-static int np_ms_reason(int status)
-{
-	switch (status) {
-	case -ENOMEM:
-		return NUMAPLACE_FAIL_ENOMEM;
-	case -EBUSY:
-		return NUMAPLACE_FAIL_EBUSY;
-	case -EACCES:
-		return NUMAPLACE_FAIL_EACCES;
-	case -EFAULT:
-		return NUMAPLACE_FAIL_EFAULT;
-	case -ENOENT:
-		return NUMAPLACE_FAIL_ENOENT;
-	}
-	return NUMAPLACE_FAIL_OTHER;
-}
-
 static void np_ms_fail(struct numaplace_migrate *m, int reason, __u64 n)
 {
 	m->nr_failed[reason] += n;
@@ -229,7 +212,7 @@ static int np_ms_flush(struct numaplace_migrate *m, struct np_ms_chunk *c,
 		    (c->status[i] == -EBUSY && c->where[i] == m->node))
 			np_ms_moved(m, c->nr_pages[i], c->large[i]);
 		else
-			np_ms_fail(m, np_ms_reason(c->status[i]),
+			np_ms_fail(m, numaplace_fail_reason(c->status[i]),
 				   c->nr_pages[i]);
 	}
 	np_ms_skips(m, c, c->n, &next);

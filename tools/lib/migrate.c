@@ -12,6 +12,21 @@
 #include "lib.h"
 #include "numaplace.h"
 
+/* The errno of each NUMAPLACE_FAIL_* but OTHER, in the enum's order. */
+static const int np_fail_errnos[NUMAPLACE_FAIL_OTHER] = {
+	ENOMEM, EBUSY, EACCES, EFAULT, ENOENT
+};
+
+NP_EXPORT int numaplace_fail_reason(int status)
+{
+	int r;
+
+	for (r = 0; r < NUMAPLACE_FAIL_OTHER; r++)
+		if (status == -np_fail_errnos[r])
+			return r;
+	return NUMAPLACE_FAIL_OTHER;
+}
+
 NP_EXPORT void numaplace_migrate_add(struct numaplace_migrate *to,
 				     const struct numaplace_migrate *from)
 {

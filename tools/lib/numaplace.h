@@ -117,6 +117,13 @@ void numaplace_migrate_add(struct numaplace_migrate *to,
 			   const struct numaplace_migrate *from);
 
 /*
+ * The NUMAPLACE_FAIL_* slot of nr_failed[] that a page's -errno status
+ * counts in (-ENOMEM, -EBUSY, -EACCES, -EFAULT, -ENOENT; any other is
+ * NUMAPLACE_FAIL_OTHER), as the module counts its own.
+ */
+int numaplace_fail_reason(int status);
+
+/*
  * Move [start, start + len) of process @pid (0 = caller) to @node (flags:
  * NUMAPLACE_MIGRATE_*). @out, if not NULL, gets the counters. 0 or -errno.
  * Without an engine flag, where the module's engines would flush the TLB
