@@ -4,11 +4,13 @@
 # test kernel and print tables, ours against the running kernel's
 # syscalls in the same boot. Not timed tests: none is part of make check.
 
-# bench.c is the benchmarks' helpers, not a benchmark: compiled once
-# (build/benchlib/bench.o, outside build/bench, whose every file
-# tools/vm/run puts in the guest as a benchmark) and linked into each.
-BENCH_LIB_SRC := tools/bench/bench.c
+# bench.c and bench-np.c are the benchmarks' helpers, not benchmarks:
+# compiled once (into build/benchlib, outside build/bench, whose every
+# file tools/vm/run puts in the guest as a benchmark) and linked into
+# each; bench-np.c's call libnumaplace, which kvquery does not link.
+BENCH_LIB_SRC := tools/bench/bench.c tools/bench/bench-np.c
 BENCH_LIB := $(BUILD)/benchlib/bench.o
+BENCH_NP_LIB := $(BUILD)/benchlib/bench-np.o
 BENCH_SRC := $(filter-out $(BENCH_LIB_SRC),$(wildcard tools/bench/*.c))
 BENCHES  := $(patsubst tools/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
@@ -21,14 +23,14 @@ NP_TARGETS += bench bench-preload bench-migratepages bench-stats \
 np_each_test_kernel = @rc=0; for k in $(TEST_KERNELS); do \
 	echo "=== $(1): kernel $$k"; $(2) || rc=1; done; exit $$rc
 
-$(BENCH_LIB): $(BENCH_LIB_SRC) tools/bench/bench.h
+$(BUILD)/benchlib/%.o: tools/bench/%.c tools/bench/bench.h tools/lib/numaplace.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 # The benchmarks run in the guest (tools/vm/run copies $(BUILD)/bench/*).
-$(BUILD)/bench/%: tools/bench/%.c $(wildcard tools/bench/*.h) tools/lib/numaplace.h $(wildcard uapi/linux/*.h) $(BENCH_LIB) $(BUILD)/lib/libnumaplace.so
+$(BUILD)/bench/%: tools/bench/%.c $(wildcard tools/bench/*.h) tools/lib/numaplace.h $(wildcard uapi/linux/*.h) $(BENCH_LIB) $(BENCH_NP_LIB) $(BUILD)/lib/libnumaplace.so
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $< $(BENCH_LIB) -L$(BUILD)/lib -lnumaplace -lpthread
+	$(CC) $(CFLAGS) -o $@ $< $(BENCH_LIB) $(BENCH_NP_LIB) -L$(BUILD)/lib -lnumaplace -lpthread
 
 # kvquery stands for a program that knows nothing of numaplace: libnuma
 # only (bench.o calls nothing of libnumaplace).

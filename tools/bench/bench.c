@@ -5,11 +5,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/mempolicy.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -58,6 +60,26 @@ int np_bench_balancing_off(char *old, size_t len)
 	}
 	close(fd);
 	return 0;
+}
+
+int np_bench_bind(int node)
+{
+	unsigned long mask[NUMAPLACE_NODE_WORDS] = { 0 };
+
+	if (node < 0)
+		return syscall(SYS_set_mempolicy, MPOL_DEFAULT, NULL, 0) ?
+		       -errno : 0;
+	mask[node / (8 * sizeof(long))] = 1UL << (node % (8 * sizeof(long)));
+	return syscall(SYS_set_mempolicy, MPOL_BIND, mask,
+		       NUMAPLACE_MAX_NODES + 1) ? -errno : 0;
+}
+
+int np_bench_balancing_say(char *old, size_t len)
+{
+	int err = np_bench_balancing_off(old, len);
+
+	printf("numa_balancing: %s\n", err ? strerror(-err) : "0 for the run");
+	return err;
 }
 
 void np_bench_balancing_restore(const char *old)

@@ -23,7 +23,16 @@ double np_bench_now_ms(void);
  * 0 or -errno (@old is then ""). Restore puts @old back, if not "".
  */
 int np_bench_balancing_off(char *old, size_t len);
+/* The same, and a line "numa_balancing: " saying what was done. */
+int np_bench_balancing_say(char *old, size_t len);
 void np_bench_balancing_restore(const char *old);
+
+/*
+ * set_mempolicy(2) without libnuma (kvquery links none of numaplace's or
+ * libnuma's helpers but this file): bind to @node, or back to the default
+ * policy with a negative @node. 0 or -errno.
+ */
+int np_bench_bind(int node);
 
 /* AnonHugePages of the VMA holding @addr, in base pages; -1 if unknown. */
 long np_bench_smaps_thp_pages(const void *addr, size_t page_size);
@@ -99,5 +108,21 @@ void np_bench_abba_print(const struct np_bench_side side[2],
 
 /* The engines of NUMAPLACE_ENGINE_* bits @engines as "kernel+pt", or "-". */
 void np_bench_engines(unsigned int engines, char *buf, size_t len);
+
+/*
+ * bench-np.c, for the benchmarks that call libnumaplace (not kvquery).
+ *
+ * What the module offers for its command @cmd (NUMAPLACE_CMD_*): the
+ * features of @features it has (0: it cannot @what here, or there is no
+ * device; a line says so, and that the benchmark shows only @rows).
+ * *@err gets numaplace_info()'s answer, @info the module's.
+ */
+struct numaplace_info;
+uint64_t np_bench_probe(struct numaplace_info *info, unsigned int cmd,
+			uint64_t features, const char *what, const char *rows,
+			int *err);
+/* 1, after a line starting "@name: ", if node @src or @dst has no memory. */
+int np_bench_nodes_missing(const struct numaplace_info *info, int src,
+			   int dst, const char *name);
 
 #endif /* NP_BENCH_H */

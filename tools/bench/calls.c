@@ -282,8 +282,7 @@ int main(int argc, char **argv)
 	uname(&uts);
 	printf("numaplace calls bench: kernel %s, node %d <-> %d, %lu calls a run, best of %lu rounds (A B B A), microseconds a call\n",
 	       uts.release, NP_SRC_NODE, NP_DST_NODE, c->nr_calls, rounds);
-	ret = np_bench_balancing_off(balancing, sizeof(balancing));
-	printf("numa_balancing: %s\n", ret ? strerror(-ret) : "0 for the run");
+	np_bench_balancing_say(balancing, sizeof(balancing));
 	list = strdup(sizes);
 	ret = !list;
 	if (!ret)

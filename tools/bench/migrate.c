@@ -553,19 +553,6 @@ static size_t np_check_data(struct np_bench *b, const char *what)
 	return bad;
 }
 
-/* set_mempolicy(2) without libnuma: bind to @node, or back to default. */
-static int np_bind(int node)
-{
-	unsigned long mask[NUMAPLACE_NODE_WORDS] = { 0 };
-
-	if (node < 0)
-		return syscall(SYS_set_mempolicy, MPOL_DEFAULT, NULL, 0) ?
-		       -errno : 0;
-	mask[node / (8 * sizeof(long))] = 1UL << (node % (8 * sizeof(long)));
-	return syscall(SYS_set_mempolicy, MPOL_BIND, mask,
-		       NUMAPLACE_MAX_NODES + 1) ? -errno : 0;
-}
-
 /*
  * A fresh buffer on NP_SRC_NODE, filled with its pattern: mapped, advised
  * (THP or not) and faulted in under a bind policy.
@@ -585,12 +572,12 @@ static int np_buffer_create(struct np_bench *b)
 			      &b->map_len);
 	if (!b->buf)
 		return -1;
-	ret = np_bind(NP_SRC_NODE);
+	ret = np_bench_bind(NP_SRC_NODE);
 	if (ret)
 		fprintf(stderr, "bench: set_mempolicy(MPOL_BIND, node %d): %s\n",
 			NP_SRC_NODE, strerror(-ret));
 	np_fill(b);
-	np_bind(-1);
+	np_bench_bind(-1);
 	for (i = 0; i < b->nr_pages; i++)
 		b->pages[i] = b->buf + i * b->page_size;
 	b->thp_pages = np_bench_smaps_thp_pages(b->buf, b->page_size);
@@ -1067,31 +1054,19 @@ int main(int argc, char **argv)
 		}
 	}
 	uname(&uts);
-	err = numaplace_info(&info);
-	if (!err &&
-	    numaplace_supports(&info, 1ULL << NUMAPLACE_CMD_MIGRATE, 0))
-		np_migrate_features = info.features & any;
 	printf("numaplace migrate bench: kernel %s, %lu MiB anonymous, node %d -> %d, best of %d rounds (A B .. / .. B A)\n",
 	       uts.release, NP_BUF_SIZE >> 20, NP_SRC_NODE, NP_DST_NODE,
 	       np_rounds);
 	if (np_nr_writers)
 		printf("%d writer thread(s) write every page during each timed run; every word checked after\n",
 		       np_nr_writers);
-	if (err)
-		printf("numaplace: %s: %s: only the syscall and memcpy rows\n",
-		       NUMAPLACE_DEVICE, strerror(-err));
-	else if (!np_migrate_features)
-		printf("numaplace: the module cannot migrate on this kernel: only the syscall and memcpy rows\n");
-	if (!err && (info.nr_node_ids <= NP_DST_NODE ||
-		     !numaplace_node_isset(info.node_memory, NP_SRC_NODE) ||
-		     !numaplace_node_isset(info.node_memory, NP_DST_NODE))) {
-		printf("bench: nodes %d and %d need memory\n", NP_SRC_NODE,
-		       NP_DST_NODE);
+	np_migrate_features = np_bench_probe(&info, NUMAPLACE_CMD_MIGRATE, any,
+					     "migrate",
+					     "the syscall and memcpy rows", &err);
+	if (!err && np_bench_nodes_missing(&info, NP_SRC_NODE, NP_DST_NODE,
+					   "bench"))
 		return 1;
-	}
-	err = np_bench_balancing_off(balancing, sizeof(balancing));
-	printf("numa_balancing: %s\n", err ? strerror(-err) :
-	       "0 for the run");
+	np_bench_balancing_say(balancing, sizeof(balancing));
 	if (np_bench_watches_open(watches)) {
 		np_bench_balancing_restore(balancing);
 		return 1;

@@ -446,23 +446,15 @@ int main(int argc, char **argv)
 		}
 	}
 	uname(&uts);
-	err = numaplace_info(&info);
-	np_have_device = !err &&
-			 numaplace_supports(&info, 1ULL << NUMAPLACE_CMD_QUERY,
-					    NUMAPLACE_FEAT_QUERY);
-	if (np_have_device && info.nr_node_ids)
-		np_nr_node_ids = info.nr_node_ids;
 	printf("numaplace query bench: kernel %s, %lu MiB anonymous, best of %d rounds (A B .. B A)\n",
 	       uts.release,
 	       NP_BUF_SIZE >> 20, NP_ROUNDS);
-	if (err)
-		printf("numaplace: %s: %s: only the syscall and pagemap rows\n",
-		       NUMAPLACE_DEVICE, strerror(-err));
-	else if (!np_have_device)
-		printf("numaplace: the module has no query on this kernel: only the syscall and pagemap rows\n");
-	err = np_bench_balancing_off(balancing, sizeof(balancing));
-	printf("numa_balancing: %s\n", err ? strerror(-err) :
-	       "0 for the run");
+	np_have_device = !!np_bench_probe(&info, NUMAPLACE_CMD_QUERY,
+					  NUMAPLACE_FEAT_QUERY, "query",
+					  "the syscall and pagemap rows", &err);
+	if (np_have_device && info.nr_node_ids)
+		np_nr_node_ids = info.nr_node_ids;
+	np_bench_balancing_say(balancing, sizeof(balancing));
 	if (np_bench_watches_open(watches)) {
 		np_bench_balancing_restore(balancing);
 		return 1;

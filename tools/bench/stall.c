@@ -448,19 +448,6 @@ static void np_collect(struct np_stall *s, struct np_stats *to)
 	}
 }
 
-/* set_mempolicy(2) without libnuma: bind to @node, or back to default. */
-static int np_bind(int node)
-{
-	unsigned long mask[NUMAPLACE_NODE_WORDS] = { 0 };
-
-	if (node < 0)
-		return syscall(SYS_set_mempolicy, MPOL_DEFAULT, NULL, 0) ?
-		       -errno : 0;
-	mask[node / (8 * sizeof(long))] = 1UL << (node % (8 * sizeof(long)));
-	return syscall(SYS_set_mempolicy, MPOL_BIND, mask,
-		       NUMAPLACE_MAX_NODES + 1) ? -errno : 0;
-}
-
 /* The buffer on NP_SRC_NODE, every word its pattern. 0 or -1. */
 static int np_stall_setup(struct np_stall *s, size_t len, int thp,
 			  int nr_threads)
@@ -488,7 +475,7 @@ static int np_stall_setup(struct np_stall *s, size_t len, int thp,
 			      &s->map, &s->map_len);
 	if (!s->buf)
 		return -1;
-	ret = np_bind(NP_SRC_NODE);
+	ret = np_bench_bind(NP_SRC_NODE);
 	if (ret)
 		fprintf(stderr, "stall: set_mempolicy(MPOL_BIND, node %d): %s\n",
 			NP_SRC_NODE, strerror(-ret));
@@ -496,7 +483,7 @@ static int np_stall_setup(struct np_stall *s, size_t len, int thp,
 	per_page = s->page_size / sizeof(*words);
 	for (i = 0; i < len / sizeof(*words); i++)
 		words[i] = np_pattern(i / per_page, i % per_page);
-	np_bind(-1);
+	np_bench_bind(-1);
 	for (i = 0; i < s->nr_pages; i++) {
 		s->pages[i] = s->buf + i * s->page_size;
 		s->to_dst[i] = NP_DST_NODE;
@@ -803,27 +790,15 @@ int main(int argc, char **argv)
 	}
 	np_slow_ns = slow_us * NP_NSEC_PER_USEC;
 	uname(&uts);
-	err = numaplace_info(&info);
-	if (!err &&
-	    numaplace_supports(&info, 1ULL << NUMAPLACE_CMD_MIGRATE, 0))
-		np_features = info.features & any;
 	printf("numaplace stall bench: kernel %s, %lu MiB anonymous, %lu threads touch it, node %d <-> %d, %lu rounds (A B .. / .. B A), %ld online CPUs\n",
 	       uts.release, mib, threads, NP_SRC_NODE, NP_DST_NODE, rounds,
 	       sysconf(_SC_NPROCESSORS_ONLN));
-	if (err)
-		printf("numaplace: %s: %s: only the syscall's row\n",
-		       NUMAPLACE_DEVICE, strerror(-err));
-	else if (!np_features)
-		printf("numaplace: the module cannot migrate on this kernel: only the syscall's row\n");
-	if (!err && (info.nr_node_ids <= NP_DST_NODE ||
-		     !numaplace_node_isset(info.node_memory, NP_SRC_NODE) ||
-		     !numaplace_node_isset(info.node_memory, NP_DST_NODE))) {
-		printf("stall: nodes %d and %d need memory\n", NP_SRC_NODE,
-		       NP_DST_NODE);
+	np_features = np_bench_probe(&info, NUMAPLACE_CMD_MIGRATE, any,
+				     "migrate", "the syscall's row", &err);
+	if (!err && np_bench_nodes_missing(&info, NP_SRC_NODE, NP_DST_NODE,
+					   "stall"))
 		return 1;
-	}
-	err = np_bench_balancing_off(balancing, sizeof(balancing));
-	printf("numa_balancing: %s\n", err ? strerror(-err) : "0 for the run");
+	np_bench_balancing_say(balancing, sizeof(balancing));
 	if (!variant || !strcmp(variant, "4k"))
 		failed |= np_variant(mib << 20, 0, threads, rounds);
 	if (!variant || !strcmp(variant, "thp"))
