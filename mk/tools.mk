@@ -15,12 +15,13 @@ CFLAGS  += -Wall -Wextra -Wno-unused-parameter -Werror -std=gnu11 \
 PRELOAD_SRC := tools/lib/preload.c
 LIB_SRC  := $(filter-out $(PRELOAD_SRC),$(wildcard tools/lib/*.c))
 LIB_OBJ  := $(patsubst tools/lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRC))
-# The generic netlink client (tools/numaplace/nl.c): a static library of
-# its own (build/nl/libnp_nl.a) that the CLI and the netlink selftests link.
-NL_SRC   := tools/numaplace/nl.c
+# The generic netlink client (tools/lib/nl: on libmnl, which libnumaplace
+# does not link): a static library of its own (build/nl/libnp_nl.a) that
+# the CLI and the netlink selftests link.
+NL_SRC   := tools/lib/nl/nl.c
 NL_LIB   := $(BUILD)/nl/libnp_nl.a
 MNL_LIBS := $(shell pkg-config --libs libmnl 2>/dev/null)
-CLI_SRC  := $(filter-out $(NL_SRC),$(wildcard tools/numaplace/*.c))
+CLI_SRC  := $(wildcard tools/numaplace/*.c)
 # The selftests are a kselftest collection with its own Makefile
 # (selftests/Makefile, lib.mk): built into $(BUILD)/selftests after the
 # libraries they link, installed with run_kselftest.sh into
@@ -74,17 +75,17 @@ $(BUILD)/lib/libnumaplace-preload.so: $(BUILD)/lib/preload.o tools/lib/preload.m
 		-Wl,--version-script=tools/lib/preload.map -o $@ \
 		$(filter %.o,$^)
 
-$(BUILD)/nl/nl.o: $(NL_SRC) tools/numaplace/nl.h $(wildcard uapi/linux/*.h)
+$(BUILD)/nl/nl.o: $(NL_SRC) tools/lib/nl/nl.h $(wildcard uapi/linux/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Itools/numaplace -c -o $@ $<
+	$(CC) $(CFLAGS) -Itools/lib/nl -c -o $@ $<
 
 $(NL_LIB): $(BUILD)/nl/nl.o
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(BUILD)/bin/numaplace: $(CLI_SRC) $(wildcard tools/numaplace/*.h) $(wildcard uapi/linux/*.h) $(BUILD)/lib/libnumaplace.so $(NL_LIB) VERSION
+$(BUILD)/bin/numaplace: $(CLI_SRC) $(wildcard tools/numaplace/*.h) tools/lib/nl/nl.h $(wildcard uapi/linux/*.h) $(BUILD)/lib/libnumaplace.so $(NL_LIB) VERSION
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -DNP_VERSION='"$(NP_VERSION)"' -Itools/numaplace -o $@ $(CLI_SRC) \
+	$(CC) $(CFLAGS) -DNP_VERSION='"$(NP_VERSION)"' -Itools/numaplace -Itools/lib/nl -o $@ $(CLI_SRC) \
 		$(NL_LIB) -L$(BUILD)/lib -lnumaplace $(MNL_LIBS)
 
 # The demo's workload: memory spread over the nodes.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The generic netlink tests' helpers (np_genl.h) on the CLI's client
- * (tools/numaplace/nl.c, libnp_nl.a): STATS_GET, CONFIG_GET/SET,
+ * (tools/lib/nl/nl.c, libnp_nl.a): STATS_GET, CONFIG_GET/SET,
  * MIGRATE_DONE events and the genl fixtures' common state.
  */
 #include <stddef.h>

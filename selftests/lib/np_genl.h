@@ -2,7 +2,7 @@
 /*
  * The generic netlink tests' helpers (genl*.c; np_genl_util.c): the
  * family's STATS_GET dump, CONFIG_GET/SET and MIGRATE_DONE events read
- * with the CLI's client (tools/numaplace/nl.h, libnp_nl.a), and the state
+ * with the CLI's client (tools/lib/nl/nl.h, libnp_nl.a), and the state
  * every genl fixture starts from. Include after kselftest_harness.h.
  */
 #ifndef NP_GENL_H
