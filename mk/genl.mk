@@ -15,7 +15,7 @@ GENL_SPEC := Documentation/netlink/specs/numaplace.yaml
 GENL_OUT  := uapi/linux/numaplace-genl.h module/genl-gen.h module/genl-gen.c
 GENL_CHECK := $(BUILD)/genl-check
 
-NP_TARGETS += genl-gen genl-check
+NP_TARGETS += genl-gen genl-check engine-check
 
 # $(1): the directory the generated files go under.
 define np_genl_gen
@@ -43,3 +43,10 @@ genl-check:
 		echo "genl-check: $$f is not what $(GENL_SPEC) generates: run 'make genl-gen' and commit it" >&2; \
 		exit 1; }; done
 	@echo "genl-check: $(GENL_OUT) match $(GENL_SPEC)"
+
+# The spec's "engine" definition is the one list of the migration engines:
+# the uapi's engine bits, flags and features, the CLI's names and
+# numaplace(1) must agree with it (tools/numaplace/check-engines.py).
+## engine-check: fail if the uapi, the CLI or numaplace(1) names other engines than the spec's list
+engine-check: $(BUILD)/bin/numaplace
+	LD_LIBRARY_PATH=$(BUILD)/lib tools/numaplace/check-engines.py $(BUILD)/bin/numaplace

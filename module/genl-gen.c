@@ -10,6 +10,7 @@
 
 #include <uapi/linux/numaplace-genl.h>
 #include <compat.h>
+#include <linux/numaplace.h>
 
 /* Integer value ranges */
 static const struct netlink_range_validation numaplace_a_config_batch_pages_range = {

@@ -11,6 +11,7 @@
 
 #include <uapi/linux/numaplace-genl.h>
 #include <compat.h>
+#include <linux/numaplace.h>
 
 /* Ops table for numaplace */
 extern const struct genl_split_ops numaplace_nl_ops[3];
