@@ -8,7 +8,7 @@ NP_TARGETS += deps check check-debug check-man checkpatch demo
 
 ## deps: install the build and test dependencies (root; apt, fetched kernels, build roots)
 deps:
-	tools/deps.sh
+	scripts/deps.sh
 
 # The README's test command: set-up included, so it works on a fresh machine.
 # Besides the NUMA guest of each test kernel, a guest with one node on
@@ -47,7 +47,7 @@ check-man: $(BUILD)/bin/numaplace
 		$(BUILD)/bin/numaplace Documentation/man/numaplace.1
 
 # Kernel coding style for the module and the ABI (checkpatch.pl comes from
-# linux-source, see tools/deps.sh). The compat header compares kernel
+# linux-source, see scripts/deps.sh). The compat header compares kernel
 # versions on purpose.
 ## checkpatch: kernel coding style of module/, uapi/ and the test modules
 checkpatch:

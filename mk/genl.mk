@@ -3,7 +3,7 @@
 # Generic netlink from its spec. Documentation/netlink/specs/numaplace.yaml
 # is the source of the uapi enums (uapi/linux/numaplace-genl.h) and of the
 # module's policy and ops tables (module/genl-gen.{c,h}), written by the
-# kernel's ynl-gen-c.py (tools/deps.sh puts linux-source-6.12's into
+# kernel's ynl-gen-c.py (scripts/deps.sh puts linux-source-6.12's into
 # build/ynl). The generated files are committed, as the kernel's are:
 # building needs no Python (DKMS), and genl-check, part of make check,
 # regenerates them into build/ and fails when they differ. The generator

@@ -11,16 +11,16 @@ KVER    ?= $(firstword $(KERNELS))
 DEBUG_VER := $(patsubst debug-%,%,$(filter debug-%,$(if $(filter debug,$(KVER)),debug-6.1,$(KVER))))
 DEBUG_DIR := $(BUILD)/debug-kernel/$(DEBUG_VER)
 KABI    := $(if $(DEBUG_VER),debug-$(DEBUG_VER),$(or $(call abi_of,$(KVER)),$(KVER)))
-# A kernel of kernels.conf: where tools/kernel-env put or found it (the
+# A kernel of kernels.conf: where scripts/kernel-env put or found it (the
 # host's headers, or unpacked under build/kernels). Any other (DKMS, a
 # distribution's kernel): its /lib/modules build link.
-KDIR    ?= $(if $(DEBUG_VER),$(DEBUG_DIR)/linux-source-$(DEBUG_VER),$(or $(if $(call abi_of,$(KVER)),$(shell NP_BUILD=$(BUILD) tools/kernel-env $(KVER) kdir)),$(if $(wildcard /lib/modules/$(KABI)/build/Makefile),/lib/modules/$(KABI)/build),/usr/src/linux-headers-$(KABI)))
+KDIR    ?= $(if $(DEBUG_VER),$(DEBUG_DIR)/linux-source-$(DEBUG_VER),$(or $(if $(call abi_of,$(KVER)),$(shell NP_BUILD=$(BUILD) scripts/kernel-env $(KVER) kdir)),$(if $(wildcard /lib/modules/$(KABI)/build/Makefile),/lib/modules/$(KABI)/build),/usr/src/linux-headers-$(KABI)))
 # Headers whose compiler (CONFIG_CC_VERSION_TEXT) the host lacks build in
-# the Debian build root that has it (tools/deps.sh makes it): chroot, with
+# the Debian build root that has it (scripts/deps.sh makes it): chroot, with
 # $(BUILD) bind-mounted at the same path and a /proc (objtool reads its
 # stack limit there); both go with the mount namespace. BUILDROOT= forces
 # the host.
-BUILDROOT ?= $(shell NP_BUILD=$(BUILD) tools/kernel-env --kdir $(KDIR) buildroot 2>/dev/null)
+BUILDROOT ?= $(shell NP_BUILD=$(BUILD) scripts/kernel-env --kdir $(KDIR) buildroot 2>/dev/null)
 # NP_NO_STATS=y builds the module without its counters (to measure their
 # cost), into a directory of its own.
 KOBJ     = $(BUILD)/kmod/$(KABI)$(if $(NP_NO_STATS),-nostats)
@@ -47,7 +47,7 @@ KBUILD_CMD = $(MAKE) -C $(KDIR) M=$(KBUILD_M) NP_WERROR=$(NP_WERROR) NP_NO_STATS
 # Build in $(KBUILD_M), on the host or in the kernel's build root.
 define np_kbuild
 	@test -f $(KDIR)/Makefile || { echo "no headers for $(KVER) in $(KDIR): run 'make deps'" >&2; exit 1; }
-	@test -z "$(BUILDROOT)" || test -f $(BUILDROOT)/.np-ready || { echo "$(KVER)'s headers need $$(tools/kernel-env --kdir $(KDIR) gcc), which is in no build root yet ($(BUILDROOT)): run 'make deps'" >&2; exit 1; }
+	@test -z "$(BUILDROOT)" || test -f $(BUILDROOT)/.np-ready || { echo "$(KVER)'s headers need $$(scripts/kernel-env --kdir $(KDIR) gcc), which is in no build root yet ($(BUILDROOT)): run 'make deps'" >&2; exit 1; }
 	$(if $(BUILDROOT),@mkdir -p $(BUILDROOT)$(BUILD))
 	$(if $(BUILDROOT),unshare -m sh -c 'mount --bind $(BUILD) $(BUILDROOT)$(BUILD) && \
 		mount -t proc proc $(BUILDROOT)/proc && \

@@ -15,7 +15,7 @@ die() { echo "deps: $*" >&2; exit 1; }
 # bookworm-backports carries the 6.12.95 kernel; the file is ours alone.
 if [ ! -f "$src_list" ]; then
 	cat > "$src_list" <<'SRC'
-# Added by numaplace (tools/deps.sh): the 6.12.95 kernel from bookworm-backports.
+# Added by numaplace (scripts/deps.sh): the 6.12.95 kernel from bookworm-backports.
 Types: deb
 URIs: http://deb.debian.org/debian
 Suites: bookworm-backports
@@ -31,10 +31,10 @@ pkgs=(qemu-system-x86 busybox-static cpio libmnl-dev pkg-config pahole
 pkgs+=(numactl)
 # make check-debug builds a kernel (tools/vm/debug-kernel).
 pkgs+=(flex bison bc libelf-dev libssl-dev)
-# The kernels of other Debian releases (tools/kernel-fetch) and their
+# The kernels of other Debian releases (scripts/kernel-fetch) and their
 # build roots (below).
 pkgs+=(debootstrap file)
-# make deb (debian/) and its install check (tools/deb-check).
+# make deb (debian/) and its install check (scripts/deb-check).
 pkgs+=(dpkg-dev debhelper dh-dkms dkms)
 # The kernel's netlink code generator (ynl-gen-c.py, make genl-gen and
 # make check's genl-check) and the JSON schema check of the spec.
@@ -138,8 +138,8 @@ fi
 # Debian 13 and unstable kernels: image, modules and headers unpacked
 # under build/kernels (never installed into this host).
 if [ ${#fetch[@]} -gt 0 ]; then
-	"$top/tools/kernel-fetch" "${fetch[@]}" ||
-		die "fetching ${fetch[*]} failed: run 'tools/kernel-fetch ${fetch[*]}'"
+	"$top/scripts/kernel-fetch" "${fetch[@]}" ||
+		die "fetching ${fetch[*]} failed: run 'scripts/kernel-fetch ${fetch[*]}'"
 fi
 
 # A build root per compiler that the kernels' headers name and the host
@@ -148,12 +148,12 @@ fi
 declare -A roots=()
 while read -r short _; do
 	case "$short" in ''|\#*) continue ;; esac
-	eval "$("$top/tools/kernel-env" "$short")"
+	eval "$("$top/scripts/kernel-env" "$short")"
 	[ -f "$kdir/include/config/auto.conf" ] ||
 		die "no headers for $short in $kdir: run 'make deps'"
 	[ -n "$buildroot" ] || continue
 	[ -n "$buildroot_suite" ] ||
-		die "$short's headers name $gcc, which no known Debian build root has (tools/kernel-env)"
+		die "$short's headers name $gcc, which no known Debian build root has (scripts/kernel-env)"
 	roots[$buildroot]="$buildroot_suite gcc-$gcc_major"
 done < "$conf"
 for r in "${!roots[@]}"; do
