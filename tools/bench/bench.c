@@ -74,6 +74,43 @@ int np_bench_bind(int node)
 		       NUMAPLACE_MAX_NODES + 1) ? -errno : 0;
 }
 
+size_t np_bench_off_node(void **pages, size_t n, int *status,
+			 const int *want, int node, const char *tag,
+			 const char *variant, const char *what)
+{
+	size_t i, off = 0;
+
+	if (syscall(SYS_move_pages, 0, n, pages, NULL, status, 0)) {
+		fprintf(stderr, "%s: move_pages query: %s\n",
+			program_invocation_short_name, strerror(errno));
+		return n;
+	}
+	for (i = 0; i < n; i++) {
+		int w = want ? want[i] : node;
+
+		if (status[i] == w)
+			continue;
+		if (what && off < NP_BENCH_REPORTS)
+			printf("%s %s %s: page %zu (%p) is on %d, want node %d\n",
+			       tag, variant, what, i, pages[i], status[i], w);
+		off++;
+	}
+	return off;
+}
+
+int np_bench_verdict(long mismatches, int failed)
+{
+	if (mismatches) {
+		printf("MISMATCH: %ld problems (see above)\n", mismatches);
+		return 1;
+	}
+	if (failed) {
+		printf("ERROR: a method failed (see above)\n");
+		return 1;
+	}
+	return 0;
+}
+
 int np_bench_balancing_say(char *old, size_t len)
 {
 	int err = np_bench_balancing_off(old, len);

@@ -34,6 +34,24 @@ void np_bench_balancing_restore(const char *old);
  */
 int np_bench_bind(int node);
 
+/*
+ * Where the @n @pages are, by move_pages(2)'s query into @status: how
+ * many are not on their node (@want[i], or @node where @want is NULL);
+ * all @n when the query fails (a line says why). With @what, the first
+ * NP_BENCH_REPORTS print a line "@tag @variant @what: page ...".
+ */
+#define NP_BENCH_REPORTS	8
+size_t np_bench_off_node(void **pages, size_t n, int *status,
+			 const int *want, int node, const char *tag,
+			 const char *variant, const char *what);
+
+/*
+ * A benchmark's verdict: 1 after a "MISMATCH: N problems" line for
+ * @mismatches, or an "ERROR: a method failed" line for @failed; else 0
+ * (the caller says what held).
+ */
+int np_bench_verdict(long mismatches, int failed);
+
 /* AnonHugePages of the VMA holding @addr, in base pages; -1 if unknown. */
 long np_bench_smaps_thp_pages(const void *addr, size_t page_size);
 

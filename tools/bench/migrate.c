@@ -77,8 +77,6 @@ static const char *np_only_method, *np_only_variant;
 /* --writers: at most this many (the guest has a CPU per node). */
 #define NP_WRITERS_MAX	2
 static int np_nr_writers;
-/* MISMATCH lines printed per run before a summary line. */
-#define NP_MAX_REPORTS	8
 
 
 enum np_variant_id {
@@ -543,7 +541,7 @@ static size_t np_check_data(struct np_bench *b, const char *what)
 				break;
 		if (i == (p + 1) * per_page)
 			continue;
-		if (bad++ < NP_MAX_REPORTS)
+		if (bad++ < NP_BENCH_REPORTS)
 			printf("MISMATCH %s %s: page %zu (%p): word %zu is %#llx, want %#llx\n",
 			       np_variants[b->variant].name, what, p,
 			       b->pages[p], i - p * per_page,
@@ -645,24 +643,8 @@ static void np_bench_teardown(struct np_bench *b)
 static size_t np_off_target(struct np_bench *b, const int *want,
 			    const char *what, const char *tag)
 {
-	size_t i, off = 0;
-
-	if (syscall(SYS_move_pages, 0, b->nr_pages, b->pages, NULL,
-		    b->status, 0)) {
-		fprintf(stderr, "bench: move_pages query: %s\n",
-			strerror(errno));
-		return b->nr_pages;
-	}
-	for (i = 0; i < b->nr_pages; i++) {
-		if (b->status[i] == want[i])
-			continue;
-		if (what && off < NP_MAX_REPORTS)
-			printf("%s %s %s: page %zu (%p) is on %d, want node %d\n",
-			       tag, np_variants[b->variant].name, what, i,
-			       b->pages[i], b->status[i], want[i]);
-		off++;
-	}
-	return off;
+	return np_bench_off_node(b->pages, b->nr_pages, b->status, want, -1,
+				 tag, np_variants[b->variant].name, what);
 }
 
 /*
@@ -736,7 +718,7 @@ static size_t np_compare_status(struct np_bench *b)
 			thp_second++;
 			continue;
 		}
-		if (bad++ < NP_MAX_REPORTS)
+		if (bad++ < NP_BENCH_REPORTS)
 			printf("MISMATCH %s numaplace_move_pages(): status[%zu] (%p) %d, move_pages(2) %d\n",
 			       np_variants[b->variant].name, i, b->pages[i],
 			       b->st_dropin[i], b->st_sys[i]);
@@ -1124,14 +1106,8 @@ int main(int argc, char **argv)
 	for (v = 0; v < NP_NR_VARIANTS; v++)
 		for (m = 0; m < NP_NR_METHODS; m++)
 			failed |= res[v].err[m] && np_method_available(m);
-	if (np_mismatches) {
-		printf("MISMATCH: %ld problems (see above)\n", np_mismatches);
+	if (np_bench_verdict(np_mismatches, failed))
 		return 1;
-	}
-	if (failed) {
-		printf("ERROR: a method failed (see above)\n");
-		return 1;
-	}
 	printf("verify: after every run each page is on its target and holds its data%s\n",
 	       np_migrate_features ?
 	       "; numaplace_move_pages() answers as move_pages(2)" : "");

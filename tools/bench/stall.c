@@ -73,8 +73,6 @@
 #define NP_PMD_SIZE		(2UL << 20)
 #define NP_SRC_NODE		0
 #define NP_DST_NODE		1
-/* MISMATCH lines printed before a summary. */
-#define NP_MAX_REPORTS		8
 /* The "no move" stretch when no move ran yet (then: the last move's). */
 #define NP_QUIET_MS_DEFAULT	100
 /* The 99.9th percentile: per mille. */
@@ -385,7 +383,7 @@ static void *np_toucher(void *arg)
 		__atomic_store_n(w, np_word(p, t->k, sweep), __ATOMIC_RELAXED);
 		ns = np_bench_now_ns() - t0;
 		if (v != np_word(p, t->k, sweep - 1) &&
-		    t->nr_bad++ < NP_MAX_REPORTS)
+		    t->nr_bad++ < NP_BENCH_REPORTS)
 			printf("MISMATCH thread %d page %zu (%p): %#llx, it wrote %#llx\n",
 			       t->k, p, (void *)w, (unsigned long long)v,
 			       (unsigned long long)np_word(p, t->k, sweep - 1));
@@ -559,23 +557,8 @@ static void np_threads_stop(struct np_stall *s)
 /* Pages not on @node by the syscall's query; the first few printed. */
 static size_t np_off_node(struct np_stall *s, int node, const char *what)
 {
-	size_t i, off = 0;
-
-	if (syscall(SYS_move_pages, 0, s->nr_pages, s->pages, NULL,
-		    s->status, 0)) {
-		fprintf(stderr, "stall: move_pages query: %s\n",
-			strerror(errno));
-		return s->nr_pages;
-	}
-	for (i = 0; i < s->nr_pages; i++) {
-		if (s->status[i] == node)
-			continue;
-		if (off++ < NP_MAX_REPORTS)
-			printf("MISMATCH %s %s: page %zu (%p) is on %d, want node %d\n",
-			       s->thp ? "thp" : "4k", what, i, s->pages[i],
-			       s->status[i], node);
-	}
-	return off;
+	return np_bench_off_node(s->pages, s->nr_pages, s->status, NULL, node,
+				 "MISMATCH", s->thp ? "thp" : "4k", what);
 }
 
 static void np_print_stats_line(const char *what, const char *dir,
@@ -804,14 +787,8 @@ int main(int argc, char **argv)
 	if (!variant || !strcmp(variant, "thp"))
 		failed |= np_variant(mib << 20, 1, threads, rounds);
 	np_bench_balancing_restore(balancing);
-	if (np_mismatches) {
-		printf("MISMATCH: %ld problems (see above)\n", np_mismatches);
+	if (np_bench_verdict(np_mismatches, failed))
 		return 1;
-	}
-	if (failed) {
-		printf("ERROR: a method failed (see above)\n");
-		return 1;
-	}
 	printf("verify: every access found what its thread last wrote; after every move each page was on its target\n");
 	return 0;
 }
