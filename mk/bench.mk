@@ -23,7 +23,7 @@ NP_TARGETS += bench bench-preload bench-migratepages bench-stats \
 np_each_test_kernel = @rc=0; for k in $(TEST_KERNELS); do \
 	echo "=== $(1): kernel $$k"; $(2) || rc=1; done; exit $$rc
 
-$(BUILD)/benchlib/%.o: tools/bench/%.c tools/bench/bench.h tools/lib/numaplace.h
+$(BENCH_LIB) $(BENCH_NP_LIB): $(BUILD)/benchlib/%.o: tools/bench/%.c tools/bench/bench.h tools/lib/numaplace.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c -o $@ $<
 

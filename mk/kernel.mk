@@ -2,8 +2,9 @@
 #
 # numaplace.ko and the selftests' test modules, built with kbuild for one
 # kernel (KVER) or for every kernel of tools/vm/kernels.conf; make install.
-# This file and the top Makefile are what the numaplace-dkms package's tree
-# builds with (dkms.conf: make module).
+# What the numaplace-dkms package's tree builds with (dkms.conf: make
+# module); debian/rules copies the top Makefile and all of mk/ there, as
+# the top Makefile includes every mk/*.mk.
 
 KVER    ?= $(firstword $(KERNELS))
 # A debug kernel of tools/vm/debug-kernel (make check-debug): KVER=debug-6.1

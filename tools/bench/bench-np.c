@@ -24,7 +24,7 @@ uint64_t np_bench_probe(struct numaplace_info *info, unsigned int cmd,
 		printf("numaplace: %s: %s: only %s\n", NUMAPLACE_DEVICE,
 		       strerror(-*err), rows);
 	else if (!have)
-		printf("numaplace: the module cannot %s on this kernel: only %s\n",
+		printf("numaplace: the module %s on this kernel: only %s\n",
 		       what, rows);
 	return have;
 }

@@ -131,8 +131,9 @@ void np_bench_engines(unsigned int engines, char *buf, size_t len);
  * bench-np.c, for the benchmarks that call libnumaplace (not kvquery).
  *
  * What the module offers for its command @cmd (NUMAPLACE_CMD_*): the
- * features of @features it has (0: it cannot @what here, or there is no
- * device; a line says so, and that the benchmark shows only @rows).
+ * features of @features it has (0: the module @what here, e.g. "cannot
+ * migrate", or there is no device; a line says so, and that the
+ * benchmark shows only @rows).
  * *@err gets numaplace_info()'s answer, @info the module's.
  */
 struct numaplace_info;

@@ -1043,7 +1043,7 @@ int main(int argc, char **argv)
 		printf("%d writer thread(s) write every page during each timed run; every word checked after\n",
 		       np_nr_writers);
 	np_migrate_features = np_bench_probe(&info, NUMAPLACE_CMD_MIGRATE, any,
-					     "migrate",
+					     "cannot migrate",
 					     "the syscall and memcpy rows", &err);
 	if (!err && np_bench_nodes_missing(&info, NP_SRC_NODE, NP_DST_NODE,
 					   "bench"))

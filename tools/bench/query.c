@@ -450,7 +450,7 @@ int main(int argc, char **argv)
 	       uts.release,
 	       NP_BUF_SIZE >> 20, NP_ROUNDS);
 	np_have_device = !!np_bench_probe(&info, NUMAPLACE_CMD_QUERY,
-					  NUMAPLACE_FEAT_QUERY, "query",
+					  NUMAPLACE_FEAT_QUERY, "has no query",
 					  "the syscall and pagemap rows", &err);
 	if (np_have_device && info.nr_node_ids)
 		np_nr_node_ids = info.nr_node_ids;

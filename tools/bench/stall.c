@@ -777,7 +777,7 @@ int main(int argc, char **argv)
 	       uts.release, mib, threads, NP_SRC_NODE, NP_DST_NODE, rounds,
 	       sysconf(_SC_NPROCESSORS_ONLN));
 	np_features = np_bench_probe(&info, NUMAPLACE_CMD_MIGRATE, any,
-				     "migrate", "the syscall's row", &err);
+				     "cannot migrate", "the syscall's row", &err);
 	if (!err && np_bench_nodes_missing(&info, NP_SRC_NODE, NP_DST_NODE,
 					   "stall"))
 		return 1;

@@ -12,9 +12,13 @@
 #include "lib.h"
 #include "numaplace.h"
 
-/* The errno of each NUMAPLACE_FAIL_* but OTHER, in the enum's order. */
+/* The errno each failure reason but NUMAPLACE_FAIL_OTHER stands for. */
 static const int np_fail_errnos[NUMAPLACE_FAIL_OTHER] = {
-	ENOMEM, EBUSY, EACCES, EFAULT, ENOENT
+	[NUMAPLACE_FAIL_ENOMEM] = ENOMEM,
+	[NUMAPLACE_FAIL_EBUSY] = EBUSY,
+	[NUMAPLACE_FAIL_EACCES] = EACCES,
+	[NUMAPLACE_FAIL_EFAULT] = EFAULT,
+	[NUMAPLACE_FAIL_ENOENT] = ENOENT,
 };
 
 NP_EXPORT int numaplace_fail_reason(int status)
@@ -22,7 +26,7 @@ NP_EXPORT int numaplace_fail_reason(int status)
 	int r;
 
 	for (r = 0; r < NUMAPLACE_FAIL_OTHER; r++)
-		if (status == -np_fail_errnos[r])
+		if (np_fail_errnos[r] && status == -np_fail_errnos[r])
 			return r;
 	return NUMAPLACE_FAIL_OTHER;
 }

@@ -5,14 +5,19 @@ the migration engines to the one list, the "engine" definition of
 Documentation/netlink/specs/numaplace.yaml (in its order: bit n is the
 n-th entry):
 
-- uapi/linux/numaplace.h: NUMAPLACE_ENGINE_<NAME> is (1U << n), with a
-  NUMAPLACE_MIGRATE_ENGINE_<NAME> flag and a NUMAPLACE_FEAT_MIGRATE_<NAME>
-  feature each, NUMAPLACE_MIGRATE_ENGINES the OR of the flags, and no
-  other engine in any of them;
+- uapi/linux/numaplace.h: NUMAPLACE_ENGINE_<NAME> is (1U << n); each
+  engine has a NUMAPLACE_MIGRATE_ENGINE_<NAME> flag (bits of their own)
+  and a NUMAPLACE_FEAT_MIGRATE_<NAME> feature; NUMAPLACE_MIGRATE_ENGINES
+  is the OR of the flags; no flag names another engine, and a
+  NUMAPLACE_FEAT_MIGRATE_* names an engine or an engine's own feature
+  (<NAME>_..., as PT_THP);
 - the spec's config-engine enum: "auto", then engines of the list;
-- the CLI: its engine bit names (tools/numaplace/util.c), the --engine
+- the CLI: its engine bit names (tools/numaplace/util.c), its --engine
+  table (tools/numaplace/migrate.c: each engine's flag, feature and bit
+  name), its config names (tools/numaplace/config.c), the --engine
   choices of `NUMAPLACE migrate --help` and the engine= values of
   `NUMAPLACE config --help`;
+- the benchmarks' engine names (tools/bench/bench.c);
 - numaplace(1): the --engine entry and the engine= key.
 
 Prints each mismatch and exits 1 on any (make engine-check, in make check).
@@ -27,6 +32,10 @@ TOP = sys.path[0] + "/../.."
 SPEC = TOP + "/Documentation/netlink/specs/numaplace.yaml"
 UAPI = TOP + "/uapi/linux/numaplace.h"
 UTIL = TOP + "/tools/numaplace/util.c"
+CLI_MIGRATE = TOP + "/tools/numaplace/migrate.c"
+CLI_CONFIG = TOP + "/tools/numaplace/config.c"
+BENCH = TOP + "/tools/bench/bench.c"
+BIT_NAME_RE = r'\{\s*NUMAPLACE_ENGINE_(\w+),\s*"(\w+)"\s*\}'
 MAN = TOP + "/Documentation/man/numaplace.1"
 
 bad = []
@@ -59,25 +68,44 @@ def main():
     uapi = open(UAPI).read()
     check("NUMAPLACE_ENGINE_*", defs(uapi, "NUMAPLACE_ENGINE_"),
           [(n, f"(1U << {i})") for i, n in enumerate(upper)])
-    flags = [n for n, _ in defs(uapi, "NUMAPLACE_MIGRATE_ENGINE_")]
+    flagdefs = defs(uapi, "NUMAPLACE_MIGRATE_ENGINE_")
+    flags = [n for n, _ in flagdefs]
     check("NUMAPLACE_MIGRATE_ENGINE_*", sorted(flags), sorted(upper))
+    bits = [v for _, v in flagdefs]
+    check("NUMAPLACE_MIGRATE_ENGINE_* not (1U << n) each, or a bit twice",
+          [v for v in bits if not re.fullmatch(r"\(1U << \d+\)", v)
+           or bits.count(v) > 1], [])
     m = re.search(r"#define\s+NUMAPLACE_MIGRATE_ENGINES\s+\(((?:[^()]|\n)*?)\)\n",
                   uapi)
     ored = re.findall(r"NUMAPLACE_MIGRATE_ENGINE_(\w+)", m.group(1)) if m else []
     check("NUMAPLACE_MIGRATE_ENGINES", sorted(ored), sorted(upper))
     feats = [n for n, _ in defs(uapi, "NUMAPLACE_FEAT_MIGRATE_")]
-    check("NUMAPLACE_FEAT_MIGRATE_* engines",
+    check("engines without NUMAPLACE_FEAT_MIGRATE_<NAME>",
           [n for n in upper if n not in feats], [])
+    check("NUMAPLACE_FEAT_MIGRATE_* of no engine",
+          [f for f in feats if f not in upper and
+           not any(f.startswith(n + "_") for n in upper)], [])
 
     config = [e["name"] for e in d["config-engine"]["entries"]]
     check("config-engine's first entry", config[:1], ["auto"])
     check("config-engine entries not in the engine list",
           [n for n in config[1:] if n not in engines], [])
 
-    util = open(UTIL).read()
-    check("util.c np_engine_bit_names",
-          re.findall(r'\{\s*NUMAPLACE_ENGINE_(\w+),\s*"(\w+)"\s*\}', util),
-          [(u, n) for u, n in zip(upper, engines)])
+    pairs = [(u, n) for u, n in zip(upper, engines)]
+    check("tools/numaplace/util.c np_engine_bit_names",
+          re.findall(BIT_NAME_RE, open(UTIL).read()), pairs)
+    check("tools/bench/bench.c np_bench_engines()",
+          re.findall(BIT_NAME_RE, open(BENCH).read()), pairs)
+    check("tools/numaplace/migrate.c np_engines",
+          re.findall(r"\{\s*NUMAPLACE_MIGRATE_ENGINE_(\w+),\s*"
+                     r"NUMAPLACE_FEAT_MIGRATE_(\w+),\s*"
+                     r"&np_engine_bit_names\[(\d+)\]\s*\}",
+                     open(CLI_MIGRATE).read()),
+          [(u, u, str(i)) for i, u in enumerate(upper)])
+    check("tools/numaplace/config.c np_engine_names",
+          re.findall(r'\[NUMAPLACE_CONFIG_ENGINE_(\w+)\]\s*=\s*"(\w+)"',
+                     open(CLI_CONFIG).read()),
+          [(c.upper(), c) for c in config])
 
     def helptext(cmd):
         return subprocess.run([cli, cmd, "--help"], check=True,

@@ -3,7 +3,7 @@
  * A unit test of libnumaplace, run on the build host (no module, no
  * guest; tools/vm/check --unit, in make check): the nr_failed[] slot
  * numaplace_fail_reason() gives each status, against the slots the uapi
- * header names (uapi/linux/numaplace.h, enum numaplace_fail_reason).
+ * header names (uapi/linux/numaplace.h, enum numaplace_fail).
  */
 #include <errno.h>
 #include <linux/types.h>
