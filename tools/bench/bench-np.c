@@ -16,8 +16,7 @@ uint64_t np_bench_probe(struct numaplace_info *info, unsigned int cmd,
 {
 	uint64_t have = 0;
 
-	memset(info, 0, sizeof(*info));
-	*err = numaplace_info(info);
+	*err = numaplace_info(info);	/* zeroes @info first */
 	if (!*err && numaplace_supports(info, 1ULL << cmd, 0))
 		have = info->features & features;
 	if (*err)
