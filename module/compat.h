@@ -614,4 +614,40 @@ static inline pmd_t np_pmd_mkwrite(pmd_t pmd)
 #define np_try_share_anon_pte(folio, page) page_try_share_anon_rmap(page)
 #endif
 
+/*
+ * Whose root owns a task's /proc/PID files when the task is not dumpable
+ * by its user (task_dump_owner(), fs/proc/base.c): NULL when its euid
+ * owns them. 7.3 "exec_state" (Christian Brauner, 2026) moved the
+ * dumpable mode and its user namespace from mm->flags and mm->user_ns to
+ * task->exec_state (<linux/sched/exec_state.h>, inline-readable under
+ * RCU). Feature test: that header (Kbuild). Called under RCU.
+ */
+#ifdef NP_HAVE_TASK_EXEC_STATE
+#include <linux/sched/exec_state.h>
+static inline struct user_namespace *np_task_proc_root_ns(struct task_struct *task)
+{
+	struct task_exec_state *es = rcu_dereference(task->exec_state);
+
+	if (es && READ_ONCE(es->dumpable) == TASK_DUMPABLE_OWNER)
+		return NULL;
+	return es ? es->user_ns : &init_user_ns;
+}
+#else
+#include <linux/sched/coredump.h>
+static inline struct user_namespace *np_task_proc_root_ns(struct task_struct *task)
+{
+	struct user_namespace *ns = &init_user_ns;
+	struct mm_struct *mm;
+
+	task_lock(task);
+	mm = task->mm;
+	if (mm && get_dumpable(mm) == SUID_DUMP_USER)
+		ns = NULL;
+	else if (mm)
+		ns = mm->user_ns;
+	task_unlock(task);
+	return ns;
+}
+#endif
+
 #endif /* _NUMAPLACE_COMPAT_H */

@@ -7,6 +7,7 @@
 #include <linux/stddef.h>
 
 #include "numaplace.h"
+#include "access.h"
 
 /* Each feature bit is set only when that feature works on this kernel. */
 u64 np_features(void)
@@ -28,7 +29,7 @@ u64 np_features(void)
 		features |= NUMAPLACE_FEAT_MIGRATE_PT_THP;
 	if (np_watch_supported())
 		features |= NUMAPLACE_FEAT_WATCH;
-	return features;
+	return features | np_access_features();
 }
 
 static void np_fill_nodemask(u64 *words, enum node_states state)

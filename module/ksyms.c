@@ -117,6 +117,7 @@ static const struct {
 	NP_KSYM(flush_tlb_mm_range),
 	NP_KSYM_AS("__mmu_notifier_invalidate_range_start", mmu_range_start, false),
 	NP_KSYM_AS("__mmu_notifier_invalidate_range_end", mmu_range_end, false),
+	NP_KSYM_AS("__mmu_notifier_clear_young", mmu_clear_young, false),
 #ifdef CONFIG_LOCKDEP
 	NP_KSYM_AS("__mmu_notifier_invalidate_range_start_map",
 		   mmu_range_start_map, true),

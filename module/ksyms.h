@@ -39,6 +39,8 @@ struct np_ksyms {
 	np_flush_tlb_mm_range_t *flush_tlb_mm_range;
 	typeof(&__mmu_notifier_invalidate_range_start) mmu_range_start;
 	typeof(&__mmu_notifier_invalidate_range_end) mmu_range_end;
+	/* the access scan's clear of secondary MMUs' young bits (access.c) */
+	typeof(&__mmu_notifier_clear_young) mmu_clear_young;
 #ifdef CONFIG_LOCKDEP
 	/* data: what mmu_notifier_invalidate_range_start() tells lockdep */
 	struct lockdep_map *mmu_range_start_map;

@@ -97,9 +97,18 @@ struct np_target {
 	nodemask_t mems;	/* where the task's cpuset lets its pages go */
 };
 
+/* What a call may do to the target: the /proc file it stands for. */
+enum np_target_need {
+	NP_TARGET_MOVE,		/* move_pages(2)'s check (QUERY, MIGRATE) */
+	NP_TARGET_PAGEMAP,	/* ...and reading /proc/PID/pagemap's */
+	NP_TARGET_CLEAR_REFS,	/* ...and writing /proc/PID/clear_refs' too */
+};
+
 int np_target_get(pid_t pid, struct np_target *t);
+int np_target_get_proc(pid_t pid, enum np_target_need need,
+		       struct np_target *t);
 void np_target_put(struct np_target *t);
-struct mm_struct *np_target_mm(pid_t pid);
+struct mm_struct *np_target_mm(pid_t pid, enum np_target_need need);
 bool np_target_exact(void);
 
 /* module/nodemap.c: pfn -> node */

@@ -50,6 +50,7 @@
  * @runs_full: the caller's runs buffer is full: the call ends
  * @node_pages: pages answered per node (nr_node_ids entries at least)
  * @unplaced: pages answered with a negative status
+ * @access: the access scan (QUERY_ACCESS); the walk points at it
  * @runs_buf: @runs when the caller wants runs
  * @node_buf: @node_pages for up to NP_QUERY_STACK_NODES nodes
  */
@@ -63,6 +64,7 @@ struct np_query {
 	bool runs_full;
 	u64 *node_pages;
 	u64 unplaced;
+	struct np_access access;
 	struct numaplace_run runs_buf[NP_QUERY_RUNS_CHUNK];
 	u64 node_buf[NP_QUERY_STACK_NODES];
 };
@@ -125,6 +127,8 @@ static unsigned long np_query_emit(struct np_walk *w, const struct np_run *run)
 	if (q->runs && !np_query_add_run(q, run, run->nr_pages))
 		return 0;
 	np_query_answer(q, run->nr_pages, run->status);
+	if (run->kind & NUMAPLACE_KIND_YOUNG)
+		q->access.nr_young += run->nr_pages;
 	return run->nr_pages;
 }
 
@@ -262,8 +266,17 @@ static int np_query_check(const struct numaplace_query *a)
 	if (!a->node_pages_ptr != !a->node_pages_len ||
 	    a->node_pages_len > NUMAPLACE_MAX_NODES)
 		return -EINVAL;
+	/* Clearing reads; a flush is of what was cleared. */
+	if ((a->flags & NUMAPLACE_QUERY_FLUSH_TLB) &&
+	    !(a->flags & NUMAPLACE_QUERY_CLEAR_ACCESS))
+		return -EINVAL;
+	if ((a->flags & NUMAPLACE_QUERY_CLEAR_ACCESS) &&
+	    !(a->flags & NUMAPLACE_QUERY_ACCESS))
+		return -EINVAL;
+	/* The access scan reports in runs: range mode only. */
 	if (a->flags & NUMAPLACE_QUERY_PAGES)
-		return a->start || a->len || a->runs_ptr ? -EINVAL : 0;
+		return a->start || a->len || a->runs_ptr ||
+		       (a->flags & NUMAPLACE_QUERY_ACCESS) ? -EINVAL : 0;
 	if (a->pages_ptr || a->count)
 		return -EINVAL;
 	return np_range_check(a->start, a->len);
@@ -323,6 +336,16 @@ free_node_pages:
 	return ret;
 }
 
+/* The /proc file whose check the call's flags stand for. */
+static enum np_target_need np_query_need(u32 flags)
+{
+	if (flags & NUMAPLACE_QUERY_CLEAR_ACCESS)
+		return NP_TARGET_CLEAR_REFS;
+	if (flags & NUMAPLACE_QUERY_ACCESS)
+		return NP_TARGET_PAGEMAP;
+	return NP_TARGET_MOVE;
+}
+
 int np_query(void *arg)
 {
 	struct numaplace_query *a = arg;
@@ -337,14 +360,29 @@ int np_query(void *arg)
 	a->nr_runs = 0;
 	a->done = 0;
 	a->nr_unplaced = 0;
+	a->nr_young = 0;
 
-	q.w.mm = np_target_mm(a->pid);
+	q.w.mm = np_target_mm(a->pid, np_query_need(a->flags));
 	if (IS_ERR(q.w.mm))
 		return PTR_ERR(q.w.mm);
 	if (NP_SYSCALL_QUERY_LEGACY && (a->flags & NUMAPLACE_QUERY_AS_SYSCALL))
 		q.w.flags |= NP_WALK_LEGACY;
+	if (a->flags & NUMAPLACE_QUERY_ACCESS) {
+		ret = np_access_begin(&q.access, q.w.mm, a->flags);
+		if (ret)
+			goto put_mm;
+		q.w.access = &q.access;
+		/* Runs under their lock: np_access_unreport() needs it. */
+		if (q.access.clear)
+			q.w.flags |= NP_WALK_LOCKED;
+	}
 
 	ret = np_query_run(&q, a);
+	if (q.w.access) {
+		np_access_end(&q.access, q.w.mm);
+		a->nr_young = q.access.nr_young;
+	}
+put_mm:
 	mmput(q.w.mm);
 	np_stat_add(NP_STAT_QUERY_CALLS, 1);
 	np_stat_add(NP_STAT_QUERY_PAGES, a->done);

@@ -5,6 +5,7 @@
  * the caller's credentials now, the LSM movememory hook, then the mm.
  */
 #include <linux/cpuset.h>
+#include <linux/cred.h>
 #include <linux/nodemask.h>
 #include <linux/pid.h>
 #include <linux/ptrace.h>
@@ -15,6 +16,7 @@
 
 #include "numaplace.h"
 #include "ksyms.h"
+#include "compat.h"
 
 /* The exact check needs two internals; without both, be stricter. */
 bool np_target_exact(void)
@@ -40,6 +42,67 @@ static int np_target_allowed(struct task_struct *task)
 	 * a capable caller, and without them the module cannot ask.
 	 */
 	return same_thread_group(task, current) ? 0 : -EPERM;
+}
+
+/*
+ * Who owns the task's /proc/PID files: task_dump_owner() (fs/proc/base.c,
+ * unexported), for a regular file: the euid and egid, or the mm's user
+ * namespace's root when the mm is not dumpable by its user (setuid,
+ * PR_SET_DUMPABLE 0).
+ */
+static void np_target_proc_owner(struct task_struct *task, kuid_t *uid,
+				 kgid_t *gid)
+{
+	const struct cred *cred;
+	struct user_namespace *ns;
+
+	rcu_read_lock();
+	cred = __task_cred(task);
+	*uid = cred->euid;
+	*gid = cred->egid;
+	ns = np_task_proc_root_ns(task);
+	if (ns) {
+		*uid = make_kuid(ns, 0);
+		*gid = make_kgid(ns, 0);
+		if (!uid_valid(*uid))
+			*uid = GLOBAL_ROOT_UID;
+		if (!gid_valid(*gid))
+			*gid = GLOBAL_ROOT_GID;
+	}
+	rcu_read_unlock();
+}
+
+/*
+ * What opening the task's /proc/PID/pagemap (mode 0400) for reading, and
+ * with @clear also its clear_refs (mode 0200) for writing, asks of the
+ * caller: mm_access(PTRACE_MODE_READ_FSCREDS) (proc_mem_open(), pagemap
+ * only: clear_refs asks nothing more of the task, so asking it of both is
+ * stricter), then generic_permission() on a file only its owner may open:
+ * the owner, or CAP_DAC_READ_SEARCH (read) or CAP_DAC_OVERRIDE (read and
+ * write) over a uid and gid mapped into the caller's namespace.
+ */
+static int np_target_proc_allowed(struct task_struct *task, bool clear)
+{
+	struct user_namespace *ns = current_user_ns();
+	kuid_t uid;
+	kgid_t gid;
+
+	if (task != current) {
+		if (!np_ksyms.ptrace_may_access)
+			return same_thread_group(task, current) ? 0 : -EACCES;
+		if (!np_ksyms.ptrace_may_access(task, PTRACE_MODE_READ_FSCREDS))
+			return -EACCES;
+	}
+	np_target_proc_owner(task, &uid, &gid);
+	if (uid_eq(current_fsuid(), uid))
+		return 0;
+	if (!kuid_has_mapping(ns, uid) || !kgid_has_mapping(ns, gid))
+		return -EACCES;
+	if (ns_capable(ns, CAP_DAC_OVERRIDE))
+		return 0;
+	if (!clear && ns_capable(ns, CAP_DAC_READ_SEARCH))
+		return 0;
+	return -EACCES;
 }
 
 /* The nodes the task's cpuset lets its pages go to, as the syscall reads them. */
@@ -68,6 +131,25 @@ static void np_target_mems(struct task_struct *task, nodemask_t *mems)
  */
 int np_target_get(pid_t pid, struct np_target *t)
 {
+	return np_target_get_proc(pid, NP_TARGET_MOVE, t);
+}
+
+/**
+ * np_target_get_proc - np_target_get(), and for @need other than
+ * NP_TARGET_MOVE what the /proc files it stands for ask
+ * @pid: a pid in the caller's pid namespace, or 0
+ * @need: NP_TARGET_MOVE, NP_TARGET_PAGEMAP (read the young bits: what
+ *	reading /proc/PID/pagemap needs) or NP_TARGET_CLEAR_REFS (clear
+ *	them: that and what writing /proc/PID/clear_refs needs)
+ * @t: out, as np_target_get()
+ *
+ * Return: as np_target_get(), or -EACCES when the /proc file's check
+ * refuses (the caller itself too: a non-dumpable process's files are
+ * root's).
+ */
+int np_target_get_proc(pid_t pid, enum np_target_need need,
+		       struct np_target *t)
+{
 	struct task_struct *task;
 	int ret;
 
@@ -86,6 +168,11 @@ int np_target_get(pid_t pid, struct np_target *t)
 		if (ret)
 			goto put_task;
 	}
+	if (need != NP_TARGET_MOVE) {
+		ret = np_target_proc_allowed(task, need == NP_TARGET_CLEAR_REFS);
+		if (ret)
+			goto put_task;
+	}
 	np_target_mems(task, &t->mems);
 	t->mm = get_task_mm(task);
 	ret = t->mm ? 0 : -EINVAL;
@@ -99,11 +186,11 @@ void np_target_put(struct np_target *t)
 	mmput(t->mm);
 }
 
-/* The mm of @pid for a query: np_target_get() without the mems. */
-struct mm_struct *np_target_mm(pid_t pid)
+/* The mm of @pid for a query: np_target_get_proc() without the mems. */
+struct mm_struct *np_target_mm(pid_t pid, enum np_target_need need)
 {
 	struct np_target t;
-	int ret = np_target_get(pid, &t);
+	int ret = np_target_get_proc(pid, need, &t);
 
 	return ret ? ERR_PTR(ret) : t.mm;
 }

@@ -40,6 +40,8 @@ static bool np_walk_flush(struct np_walk *w)
 	taken = w->emit(w, &w->cur);
 	w->next = w->cur.start + (taken << PAGE_SHIFT);
 	if (taken < w->cur.nr_pages) {
+		if (w->access)
+			np_access_unreport(w, &w->cur, taken);
 		w->stopped = true;
 		w->cur.nr_pages = 0;
 		return false;
@@ -62,13 +64,18 @@ static __always_inline bool np_walk_add(struct np_walk *w, unsigned long addr,
 		cur->nr_pages += nr;
 		return true;
 	}
-	if (!np_walk_flush(w))
+	if (!np_walk_flush(w)) {
+		if (w->access)
+			np_access_unreport(w, &(struct np_run){ .nr_pages = nr,
+				.kind = kind, .entryp = w->entryp }, 0);
 		return false;
+	}
 	cur->start = addr;
 	cur->nr_pages = nr;
 	cur->pfn = pfn;
 	cur->status = status;
 	cur->kind = kind;
+	cur->entryp = w->entryp;
 	return true;
 }
 
@@ -195,7 +202,39 @@ static __always_inline bool np_walk_extends(const struct np_walk *w,
 
 	return cur->nr_pages && cur->status == w->nm.span.nid &&
 	       cur->kind == present && !(w->flags & NP_WALK_PFN_CONTIG) &&
+	       !w->access &&
 	       cur->start + (cur->nr_pages << PAGE_SHIFT) == addr;
+}
+
+/*
+ * np_walk_ptes() for an access scan: every entry looked at, its young and
+ * dirty bits in its kind (np_access_pte() clears young ones when asked).
+ */
+static void np_walk_ptes_access(struct np_walk *w, pte_t *ptep,
+				unsigned long addr, unsigned long end)
+{
+	unsigned long pfn;
+	int status;
+	u32 kind;
+
+	for (; addr != end; ptep++, addr += PAGE_SIZE) {
+		pte_t pte = ptep_get(ptep);
+
+		if (likely(np_pte_plain(pte))) {
+			kind = w->vma_kind | NUMAPLACE_KIND_PRESENT;
+			pfn = pte_pfn(pte);
+			status = np_walk_pfn_status(w, pfn, &kind);
+		} else {
+			status = np_walk_pte_slow(w, pte, &pfn, &kind);
+		}
+		/* A page with a struct page; no NUMA-hinting entry's bits. */
+		if ((kind & (NUMAPLACE_KIND_PRESENT | NUMAPLACE_KIND_PROTNONE)) ==
+		    NUMAPLACE_KIND_PRESENT)
+			kind |= np_access_pte(w, ptep, pte, addr, pfn);
+		w->entryp = ptep;
+		if (!np_walk_add(w, addr, 1, pfn, status, kind))
+			return;
+	}
 }
 
 static void np_walk_ptes(struct np_walk *w, pte_t *ptep, unsigned long addr,
@@ -205,6 +244,8 @@ static void np_walk_ptes(struct np_walk *w, pte_t *ptep, unsigned long addr,
 	unsigned long nr = (end - addr) >> PAGE_SHIFT, i = 0, n, pfn;
 	int status;
 
+	if (w->access)
+		return np_walk_ptes_access(w, ptep, addr, end);
 	while (i < nr) {
 		if (np_walk_extends(w, addr + (i << PAGE_SHIFT), present)) {
 			n = np_walk_scan(ptep + i, nr - i, w->nm.span.start,
@@ -305,17 +346,21 @@ static bool np_walk_huge_zero(struct np_walk *w, bool writable,
 	       pfn_valid(pfn) && !PageAnon(pfn_to_page(pfn));
 }
 
-/* The leaf of a PMD or PUD: a THP, a hugetlb page, a huge PFN map. */
-static bool np_walk_leaf(struct np_walk *w, unsigned long addr,
+/*
+ * The leaf of a PMD or PUD: a THP, a hugetlb page, a huge PFN map.
+ * @leafp: the entry, for an access scan (its lock held to clear).
+ */
+static bool np_walk_leaf(struct np_walk *w, void *leafp, unsigned long addr,
 			 unsigned long end, unsigned long pfn, bool protnone,
 			 bool special, bool writable, u32 level)
 {
+	unsigned long size = level == NUMAPLACE_KIND_PUD ? PUD_SIZE : PMD_SIZE;
+	unsigned long head = pfn;
 	bool legacy = w->flags & NP_WALK_LEGACY;
 	u32 kind = w->vma_kind | level;
 	int status;
 
-	pfn += (addr & ((level == NUMAPLACE_KIND_PUD ? PUD_SIZE : PMD_SIZE) - 1))
-	       >> PAGE_SHIFT;
+	pfn += (addr & (size - 1)) >> PAGE_SHIFT;
 	if (protnone)
 		kind |= NUMAPLACE_KIND_PROTNONE;
 	if (w->vma_kind & NUMAPLACE_KIND_HUGETLB) {
@@ -345,6 +390,11 @@ static bool np_walk_leaf(struct np_walk *w, unsigned long addr,
 			status = w->hole_status;
 		}
 	}
+	/* A page with a struct page; no NUMA-hinting entry's bits. */
+	if (w->access && (kind & (NUMAPLACE_KIND_PRESENT | NUMAPLACE_KIND_PROTNONE)) ==
+			 NUMAPLACE_KIND_PRESENT)
+		kind |= np_access_leaf(w, leafp, addr & ~(size - 1), size, head);
+	w->entryp = leafp;
 	return np_walk_add(w, addr, (end - addr) >> PAGE_SHIFT,
 			   kind & NUMAPLACE_KIND_PRESENT ? pfn : 0, status, kind);
 }
@@ -412,6 +462,12 @@ static bool np_walk_budget_stop(struct np_walk *w, unsigned long addr)
 	return false;
 }
 
+/* An access scan that clears young bits: leaves are read under their lock. */
+static bool np_walk_clears(const struct np_walk *w)
+{
+	return w->access && w->access->clear;
+}
+
 /*
  * A PMD leaf must be read under its lock when a consumer takes references
  * (NP_WALK_LOCKED), and before struct page is read for it: a read-only
@@ -420,14 +476,14 @@ static bool np_walk_budget_stop(struct np_walk *w, unsigned long addr)
  */
 static bool np_walk_leaf_needs_lock(const struct np_walk *w, pmd_t pmd)
 {
-	return (w->flags & NP_WALK_LOCKED) ||
+	return (w->flags & NP_WALK_LOCKED) || np_walk_clears(w) ||
 	       ((w->vma_kind & NUMAPLACE_KIND_ANON) && !pmd_write(pmd));
 }
 
-static bool np_walk_pmd_leaf(struct np_walk *w, pmd_t pmd, unsigned long addr,
-			     unsigned long next)
+static bool np_walk_pmd_leaf(struct np_walk *w, pmd_t *pmdp, pmd_t pmd,
+			     unsigned long addr, unsigned long next)
 {
-	return np_walk_leaf(w, addr, next, pmd_pfn(pmd), pmd_protnone(pmd),
+	return np_walk_leaf(w, pmdp, addr, next, pmd_pfn(pmd), pmd_protnone(pmd),
 			    np_pmd_devmap(pmd) || np_pmd_special(pmd),
 			    pmd_write(pmd), NUMAPLACE_KIND_PMD);
 }
@@ -448,13 +504,13 @@ again:
 		return np_walk_leaf_entry(w, addr, next, np_leaf_from_pmd(pmd));
 	if (pmd_leaf(pmd) || np_pmd_devmap(pmd)) {
 		if (!np_walk_leaf_needs_lock(w, pmd))
-			return np_walk_pmd_leaf(w, pmd, addr, next);
+			return np_walk_pmd_leaf(w, pmdp, pmd, addr, next);
 		ptl = pmd_lock(w->mm, pmdp);
 		if (!pmd_same(pmd, np_pmdp_get(pmdp))) {
 			spin_unlock(ptl);
 			goto again;
 		}
-		ok = np_walk_pmd_leaf(w, pmd, addr, next) &&
+		ok = np_walk_pmd_leaf(w, pmdp, pmd, addr, next) &&
 		     (!(w->flags & NP_WALK_LOCKED) || np_walk_flush(w));
 		spin_unlock(ptl);
 		return ok;
@@ -529,7 +585,7 @@ static bool np_walk_pud_protnone(struct np_walk *w, pud_t *pudp,
 		return np_walk_add(w, addr, (next - addr) >> PAGE_SHIFT, 0,
 				   -ENOENT, kind);
 	if (!(w->flags & NP_WALK_LOCKED))
-		return np_walk_leaf(w, addr, next, pud_pfn(pud), true, false,
+		return np_walk_leaf(w, pudp, addr, next, pud_pfn(pud), true, false,
 				    false, NUMAPLACE_KIND_PUD);
 	ptl = pud_lock(w->mm, pudp);
 	pud = np_pudp_get(pudp);
@@ -538,7 +594,7 @@ static bool np_walk_pud_protnone(struct np_walk *w, pud_t *pudp,
 		spin_unlock(ptl);
 		return np_walk_hole(w, addr, next);
 	}
-	ok = np_walk_leaf(w, addr, next, pud_pfn(pud), true, false, false,
+	ok = np_walk_leaf(w, pudp, addr, next, pud_pfn(pud), true, false, false,
 			  NUMAPLACE_KIND_PUD) &&
 	     np_walk_flush(w);
 	spin_unlock(ptl);
@@ -551,8 +607,8 @@ static bool np_walk_pud_leaf(struct np_walk *w, pud_t *pudp, pud_t pud,
 	spinlock_t *ptl;
 	bool ok;
 
-	if (!(w->flags & NP_WALK_LOCKED))
-		return np_walk_leaf(w, addr, next, pud_pfn(pud), false,
+	if (!(w->flags & NP_WALK_LOCKED) && !np_walk_clears(w))
+		return np_walk_leaf(w, pudp, addr, next, pud_pfn(pud), false,
 				    np_pud_devmap(pud) || np_pud_special(pud),
 				    pud_write(pud), NUMAPLACE_KIND_PUD);
 	ptl = pud_lock(w->mm, pudp);
@@ -568,7 +624,7 @@ static bool np_walk_pud_leaf(struct np_walk *w, pud_t *pudp, pud_t pud,
 		return np_walk_leaf_entry(w, addr, next,
 					  np_leaf_from_pte(__pte(pud_val(pud))));
 	}
-	ok = np_walk_leaf(w, addr, next, pud_pfn(pud), false,
+	ok = np_walk_leaf(w, pudp, addr, next, pud_pfn(pud), false,
 			  np_pud_devmap(pud) || np_pud_special(pud),
 			  pud_write(pud), NUMAPLACE_KIND_PUD) &&
 	     np_walk_flush(w);

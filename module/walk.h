@@ -11,6 +11,7 @@
 #include <linux/mm_types.h>
 
 #include "numaplace.h"
+#include "access.h"
 
 /**
  * struct np_run - pages with one answer
@@ -19,6 +20,8 @@
  * @pfn: pfn of the first page when NUMAPLACE_KIND_PRESENT, else 0
  * @status: node id, or -ENOENT / -EFAULT as move_pages(2) answers
  * @kind: NUMAPLACE_KIND_* flags
+ * @entryp: a clearing access scan's: the page table entry of @start
+ *	(PTE, PMD or PUD), valid while the run's lock is held
  */
 struct np_run {
 	unsigned long start;
@@ -26,6 +29,7 @@ struct np_run {
 	unsigned long pfn;
 	int status;
 	u32 kind;
+	void *entryp;
 };
 
 struct np_walk;
@@ -57,6 +61,11 @@ typedef unsigned long (*np_walk_emit_fn)(struct np_walk *w,
  * @budget: pages the walk may still visit before it stops (bounds how long
  *	the mmap lock is held); the caller refills it per np_walk_begin()
  * @next: out, the first address not handed to @emit
+ * @access: with an access scan, present runs' kinds also say YOUNG and
+ *	DIRTY (runs split where they change). A clearing scan is walked as
+ *	NP_WALK_LOCKED: a young bit is cleared when its page is visited,
+ *	and set again for every page the consumer did not take (the walk
+ *	stopped first), so that no access is cleared unreported.
  */
 struct np_walk {
 	struct mm_struct *mm;
@@ -71,6 +80,9 @@ struct np_walk {
 	int hole_status;		/* answer for nothing mapped in that VMA */
 	bool stopped;
 	struct np_nodemap_cache nm;
+	/* set by the consumer: the access scan (access.h), or NULL */
+	struct np_access *access;
+	void *entryp;			/* the entry of the page being added */
 };
 
 int np_walk_begin(struct np_walk *w);

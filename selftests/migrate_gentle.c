@@ -251,23 +251,12 @@ out:
 
 /* ---- notifier_in_place_untouched ------------------------------------- */
 
-#define NP_MR_DEV	"/dev/np_mn_rec"
 /* As many records as the module keeps between two reads (np_mn_rec.c). */
 #define NP_MR_MAX	131072
 /* Pages of the move: four 8 MiB windows. */
 #define NP_GENTLE_MN_PAGES	8192UL
 /* One page in this many is on the target already. */
 #define NP_GENTLE_MN_STRIDE	4
-
-/* np_mn_rec's read() layout. */
-struct np_mr_head {
-	__u32 nr, lost;
-};
-
-struct np_mr_range {
-	__u64 start, end;
-	__u32 event, blockable;
-};
 
 struct np_mr_read {
 	struct np_mr_head h;
@@ -276,25 +265,6 @@ struct np_mr_read {
 
 /* A status np_mr_covered() looks for: a page no range may cover. */
 #define NP_MR_WATCHED	INT32_MIN
-
-/* Load np_mn_rec.ko (once). 0, -ENOENT (not installed) or -errno. */
-static int np_mr_load(void)
-{
-	int fd = np_ko_open("np_mn_rec"), ret;
-
-	if (fd < 0)
-		return -ENOENT;
-	ret = np_ko_load(fd, "");
-	close(fd);
-	if (ret == -EEXIST)
-		ret = 0;
-	return ret;
-}
-
-static int np_mr_unload(void)
-{
-	return syscall(SYS_delete_module, "np_mn_rec", O_NONBLOCK);
-}
 
 /*
  * The recorded ranges of @rd that meet the @n pages from @base; the pages
@@ -309,6 +279,9 @@ static long np_mr_covered(const struct np_mr_read *rd, uintptr_t base,
 	size_t i;
 
 	for (__u32 k = 0; k < rd->h.nr; k++) {
+		/* Aging's question (7.x reclaim asks it): no invalidation. */
+		if (rd->r[k].event == NP_MR_CLEAR_YOUNG)
+			continue;
 		lo = rd->r[k].start > base ? rd->r[k].start : base;
 		hi = rd->r[k].end < end ? rd->r[k].end : end;
 		if (lo >= hi)

@@ -585,7 +585,8 @@ NP_TEST_F(query, unknown_flags)
 	__u64 a = (uintptr_t)&q;
 	__s32 st;
 
-	for (int bit = 2; bit < 32; bit++) {
+	/* The access scan's flags (2-4) are known: query_access.c. */
+	for (int bit = 5; bit < 32; bit++) {
 		np_query_init(&q, 0, 1U << bit);
 		q.start = a;
 		q.len = 1;
@@ -622,13 +623,18 @@ NP_TEST_F(query, reserved_nonzero)
 	NP_RESERVED_CASE(reserved1, 1);
 	NP_RESERVED_CASE(reserved[0], 1);
 	NP_RESERVED_CASE(reserved[1], 1ULL << 63);
-	NP_RESERVED_CASE(reserved[2], 1);
-	NP_RESERVED_CASE(reserved[3], 1ULL << 32);
+	NP_RESERVED_CASE(reserved[2], 1ULL << 32);
 #undef NP_RESERVED_CASE
+	/*
+	 * nr_young (reserved[0] before the access scan) is out only: a
+	 * struct used again after a scan is fine, and the count is reset.
+	 */
 	np_query_init(&q, 0, 0);
 	q.start = a;
 	q.len = 1;
+	q.nr_young = 5;
 	EXPECT_EQ(0, np_query(self->fd, &q));
+	EXPECT_EQ(0, q.nr_young);
 }
 
 /* runs are for range mode; a runs buffer needs a capacity. */

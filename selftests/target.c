@@ -552,6 +552,12 @@ TEST_F_TIMEOUT(target, simulate_ibt, NP_TIMEOUT(60))
 	}
 	EXPECT_TRUE(info.features & NUMAPLACE_FEAT_MIGRATE_BATCH);
 	EXPECT_FALSE(info.features & NUMAPLACE_FEAT_MIGRATE_PT_THP);
+	/* The access scan reads with no internal; flush and notify need theirs. */
+	EXPECT_TRUE(info.features & NUMAPLACE_FEAT_ACCESS);
+	EXPECT_EQ(!self->c.new_kernel,
+		  !!(info.features & NUMAPLACE_FEAT_ACCESS_FLUSH));
+	EXPECT_EQ(!self->c.new_kernel,
+		  !!(info.features & NUMAPLACE_FEAT_ACCESS_NOTIFY));
 
 	pid = np_kid(_metadata, self, NP_NOBODY, 1);
 	ASSERT_GT(pid, 0);

@@ -7,6 +7,10 @@
  * until the file is closed. read() hands the records over, oldest first,
  * after a header that says how many were lost to a full record (each read
  * empties it); an offset is ignored.
+ * Its clear_young() (the access scan, selftests/query_access.c) is
+ * recorded too, as event NP_MR_CLEAR_YOUNG, and answers "young" for a
+ * range that meets the window last written: two __u64, start and end
+ * (end 0: nothing is young), as if a guest had touched those pages.
  */
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
@@ -38,13 +42,31 @@ struct np_mr_range {
 	__u32 blockable;
 };
 
+/* The event of a clear_young() record: no enum mmu_notifier_event's. */
+#define NP_MR_CLEAR_YOUNG	0xc1ea
+
 struct np_mr {
 	struct mmu_notifier mn;
 	struct mm_struct *mm;
-	spinlock_t lock;	/* nr, lost, r[] */
+	spinlock_t lock;	/* nr, lost, r[], young_* */
 	unsigned int nr, lost;
+	u64 young_start, young_end;
 	struct np_mr_range r[NP_MR_MAX];
 };
+
+static void np_mr_record(struct np_mr *mr, u64 start, u64 end, u32 event,
+			 u32 blockable)
+{
+	if (mr->nr < NP_MR_MAX)
+		mr->r[mr->nr++] = (struct np_mr_range) {
+			.start = start,
+			.end = end,
+			.event = event,
+			.blockable = blockable,
+		};
+	else
+		mr->lost++;
+}
 
 static int np_mr_start(struct mmu_notifier *mn,
 		       const struct mmu_notifier_range *range)
@@ -53,22 +75,34 @@ static int np_mr_start(struct mmu_notifier *mn,
 	unsigned long flags;
 
 	spin_lock_irqsave(&mr->lock, flags);
-	if (mr->nr < NP_MR_MAX) {
-		mr->r[mr->nr++] = (struct np_mr_range) {
-			.start = range->start,
-			.end = range->end,
-			.event = range->event,
-			.blockable = mmu_notifier_range_blockable(range),
-		};
-	} else {
-		mr->lost++;
-	}
+	np_mr_record(mr, range->start, range->end, range->event,
+		     mmu_notifier_range_blockable(range));
 	spin_unlock_irqrestore(&mr->lock, flags);
 	return 0;
 }
 
+/* int on 6.1 and 6.12, bool on 7.x: the ops' own type. */
+#define NP_MR_YOUNG_T \
+	typeof(((struct mmu_notifier_ops *)NULL)->clear_young(NULL, NULL, 0, 0))
+
+static NP_MR_YOUNG_T np_mr_clear_young(struct mmu_notifier *mn,
+				       struct mm_struct *mm,
+				       unsigned long start, unsigned long end)
+{
+	struct np_mr *mr = container_of(mn, struct np_mr, mn);
+	unsigned long flags;
+	bool young;
+
+	spin_lock_irqsave(&mr->lock, flags);
+	np_mr_record(mr, start, end, NP_MR_CLEAR_YOUNG, 0);
+	young = start < mr->young_end && end > mr->young_start;
+	spin_unlock_irqrestore(&mr->lock, flags);
+	return young;
+}
+
 static const struct mmu_notifier_ops np_mr_ops = {
 	.invalidate_range_start = np_mr_start,
+	.clear_young = np_mr_clear_young,
 };
 
 static int np_mr_open(struct inode *inode, struct file *file)
@@ -139,11 +173,30 @@ free_copy:
 	return ret;
 }
 
+/* The young window: two __u64, start and end. */
+static ssize_t np_mr_write(struct file *file, const char __user *buf,
+			   size_t len, loff_t *ppos)
+{
+	struct np_mr *mr = file->private_data;
+	u64 win[2];
+
+	if (len != sizeof(win))
+		return -EINVAL;
+	if (copy_from_user(win, buf, sizeof(win)))
+		return -EFAULT;
+	spin_lock_irq(&mr->lock);
+	mr->young_start = win[0];
+	mr->young_end = win[1];
+	spin_unlock_irq(&mr->lock);
+	return len;
+}
+
 static const struct file_operations np_mr_fops = {
 	.owner = THIS_MODULE,
 	.open = np_mr_open,
 	.release = np_mr_release,
 	.read = np_mr_read,
+	.write = np_mr_write,
 	.llseek = noop_llseek,
 };
 

@@ -120,6 +120,24 @@ int np_ko_load(int modfd, const char *params)
 	return syscall(SYS_finit_module, modfd, params, flags) ? -errno : 0;
 }
 
+int np_mr_load(void)
+{
+	int fd = np_ko_open("np_mn_rec"), ret;
+
+	if (fd < 0)
+		return -ENOENT;
+	ret = np_ko_load(fd, "");
+	close(fd);
+	if (ret == -EEXIST)
+		ret = 0;
+	return ret;
+}
+
+int np_mr_unload(void)
+{
+	return syscall(SYS_delete_module, "np_mn_rec", O_NONBLOCK);
+}
+
 int np_module_load_fd(int modfd)
 {
 	return np_ko_load(modfd, "");

@@ -716,6 +716,31 @@ int np_ko_found(const char *name);
 /* finit_module(2) of @modfd (from np_ko_open()) with @params. 0 or -errno. */
 int np_ko_load(int modfd, const char *params);
 
+/*
+ * The test module np_mn_rec (selftests/kmod/np_mn_rec.c), a secondary
+ * MMU: load it (once; 0, -ENOENT when not installed, or -errno), unload
+ * it (0 or -1 with errno).
+ */
+int np_mr_load(void);
+int np_mr_unload(void);
+
+/*
+ * np_mn_rec's device and read() layout: a header, then the records; a
+ * clear_young() is recorded as event NP_MR_CLEAR_YOUNG. A write() of two
+ * __u64 (start, end) sets the range its clear_young() answers young for.
+ */
+#define NP_MR_DEV		"/dev/np_mn_rec"
+#define NP_MR_CLEAR_YOUNG	0xc1ea
+
+struct np_mr_head {
+	__u32 nr, lost;
+};
+
+struct np_mr_range {
+	__u64 start, end;
+	__u32 event, blockable;
+};
+
 /* 1 when numaplace.ko is loaded, else 0. */
 int np_module_loaded(void);
 

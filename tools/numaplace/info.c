@@ -35,6 +35,11 @@ static const struct np_bit_name np_feature_names[] = {
 	{ NUMAPLACE_FEAT_MIGRATE_PT, "migrate-pt" },
 	{ NUMAPLACE_FEAT_MIGRATE_PT_THP, "migrate-pt-thp" },
 	{ NUMAPLACE_FEAT_PTRACE_EXACT, "ptrace-exact" },
+	{ NUMAPLACE_FEAT_WATCH, "watch" },
+	{ NUMAPLACE_FEAT_ACCESS, "access" },
+	{ NUMAPLACE_FEAT_ACCESS_FLUSH, "access-flush" },
+	{ NUMAPLACE_FEAT_ACCESS_NOTIFY, "access-notify" },
+	{ NUMAPLACE_FEAT_ACCESS_KEEP, "access-keep" },
 };
 
 /* The nodes set in @mask: a JSON array of numbers, or "0,1" as text. */

@@ -48,6 +48,10 @@
 #define NUMAPLACE_FEAT_WATCH		(1ULL << 5) /* NUMAPLACE_IOC_WATCH */
 #define NUMAPLACE_FEAT_MIGRATE_PT	(1ULL << 6) /* page-table engine */
 #define NUMAPLACE_FEAT_MIGRATE_PT_THP	(1ULL << 7) /* ...moves PMD-mapped THPs whole */
+#define NUMAPLACE_FEAT_ACCESS		(1ULL << 8) /* QUERY_ACCESS, QUERY_CLEAR_ACCESS */
+#define NUMAPLACE_FEAT_ACCESS_FLUSH	(1ULL << 9) /* ...QUERY_FLUSH_TLB */
+#define NUMAPLACE_FEAT_ACCESS_NOTIFY	(1ULL << 10) /* ...clears secondary MMUs' bits */
+#define NUMAPLACE_FEAT_ACCESS_KEEP	(1ULL << 11) /* ...reclaim still sees a cleared access */
 
 enum numaplace_cmd {
 	NUMAPLACE_CMD_INFO = 0,
@@ -108,6 +112,9 @@ struct numaplace_info {
 #define NUMAPLACE_KIND_SPECIAL	 (1U << 11) /* PFN map, device or special: no page */
 #define NUMAPLACE_KIND_PROTNONE	 (1U << 12) /* PROT_NONE or NUMA-hinting entry */
 #define NUMAPLACE_KIND_OTHER	 (1U << 13) /* other non-present entry (marker, poison) */
+/* With NUMAPLACE_QUERY_ACCESS, of a PRESENT run (never PROTNONE): */
+#define NUMAPLACE_KIND_YOUNG	 (1U << 14) /* accessed since its young bit was cleared */
+#define NUMAPLACE_KIND_DIRTY	 (1U << 15) /* written: dirty in the page table */
 
 /**
  * struct numaplace_run - a stretch of pages with one answer
@@ -127,6 +134,14 @@ struct numaplace_run {
 /* numaplace_query.flags */
 #define NUMAPLACE_QUERY_PAGES	   (1U << 0) /* pages_ptr/count, not start/len */
 #define NUMAPLACE_QUERY_AS_SYSCALL (1U << 1) /* this kernel's move_pages answers */
+/*
+ * The access scan (range mode): runs also tell NUMAPLACE_KIND_YOUNG and
+ * NUMAPLACE_KIND_DIRTY. Reading needs what reading /proc/PID/pagemap
+ * needs; CLEAR_ACCESS also what writing /proc/PID/clear_refs needs.
+ */
+#define NUMAPLACE_QUERY_ACCESS	   (1U << 2) /* report young and dirty bits */
+#define NUMAPLACE_QUERY_CLEAR_ACCESS (1U << 3) /* ...and test-and-clear young */
+#define NUMAPLACE_QUERY_FLUSH_TLB  (1U << 4) /* ...then one TLB flush */
 
 /**
  * struct numaplace_query - NUMAPLACE_IOC_QUERY: where are these pages?
@@ -153,10 +168,28 @@ struct numaplace_run {
  *	than asked only when @runs_ptr filled up (resume from
  *	start + done * page size) or on -EINTR (a fatal signal)
  * @nr_unplaced: out, of @done, pages with a negative status
+ * @nr_young: out, with QUERY_ACCESS: of @done, pages reported young
  * @reserved: must be 0
  *
  * Without @runs_ptr the whole request is answered in one call. The node
- * totals and @nr_unplaced count what this call answered.
+ * totals, @nr_unplaced and @nr_young count what this call answered.
+ *
+ * The access scan. A page is young when the CPU set its page table
+ * entry's accessed bit since the bit was last cleared (by this scan, by
+ * reclaim, by clear_refs); a PMD or PUD leaf has one bit for all its
+ * pages. With QUERY_CLEAR_ACCESS each young bit is cleared as it is read,
+ * with the secondary MMUs' (mmu notifier clear_young: a page a KVM guest
+ * touched is young too), and the folio keeps the access for reclaim where
+ * the kernel has the flag for it (FEAT_ACCESS_KEEP; not on a kernel
+ * without CONFIG_PAGE_IDLE_FLAG, such as Debian's 6.1: there, reclaim no
+ * longer sees an access that a clear took away). Without
+ * FEAT_ACCESS_NOTIFY, a clear in an mm with mmu notifiers is -EOPNOTSUPP.
+ * x86 caches a translation with its accessed bit set and does not set it
+ * again while the TLB holds it: a page in use may look idle after a clear
+ * until its entry is evicted. QUERY_FLUSH_TLB flushes once, at the end of
+ * the call, what it cleared, so that the next access sets the bit.
+ * Hugetlb mappings whose PMD table may be shared with other processes
+ * are reported but not cleared. Dirty bits are never cleared.
  */
 struct numaplace_query {
 	__u32 size;
@@ -176,7 +209,8 @@ struct numaplace_query {
 	__u32 reserved1;
 	__u64 done;
 	__u64 nr_unplaced;
-	__u64 reserved[4];
+	__u64 nr_young;
+	__u64 reserved[3];
 };
 #define NUMAPLACE_QUERY_SIZE_VER0	136
 

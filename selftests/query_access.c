@@ -1,0 +1,809 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The access scan: NUMAPLACE_QUERY_ACCESS reports each present page's
+ * young and dirty bits in its run's kind, CLEAR_ACCESS test-and-clears
+ * the young bits, FLUSH_TLB flushes what was cleared once at the end.
+ * Exactness against a workload that touches known pages (4 KiB anon and
+ * shared file pages, PMD THP, hugetlb), with and without the flush, the
+ * flags' rules, and whose pages a caller may scan: what opening
+ * /proc/PID/pagemap (read) and /proc/PID/clear_refs (clear) allows, the
+ * same process run as the oracle.
+ */
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
+#include "np_test.h"
+#include "migrate_lib.h"
+#include "kselftest_harness.h"
+
+#define NP_NOBODY	65534
+/* The 4 KiB workload: pages, and which of them a round touches. */
+#define NP_AC_PAGES	256
+#define NP_AC_READ(i)	((i) % 3 == 0)
+#define NP_AC_WRITE(i)	((i) % 7 == 0)
+#define NP_AC_TOUCHED(i) (NP_AC_READ(i) || NP_AC_WRITE(i))
+
+static long psz;
+
+#define NP_CLEAR	(NUMAPLACE_QUERY_CLEAR_ACCESS | NUMAPLACE_QUERY_FLUSH_TLB)
+
+/*
+ * One access scan of @n pages at @p of @pid: each page's young and dirty
+ * bit into @young and @dirty (may be NULL). 0 or -errno; -EIO when the
+ * call did not answer every page.
+ */
+static int np_scan(int fd, int pid, __u32 flags, const char *p, size_t n,
+		   char *young, char *dirty, struct numaplace_query *q)
+{
+	struct numaplace_run *runs = calloc(n, sizeof(*runs));
+	int ret;
+
+	if (!runs)
+		return -ENOMEM;
+	ret = np_query_range(fd, pid, flags | NUMAPLACE_QUERY_ACCESS,
+			     (uintptr_t)p, n * psz, runs, n, NULL, NULL, 0, q);
+	if (!ret && q->done != n)
+		ret = -EIO;
+	if (young)
+		memset(young, 0, n);
+	if (dirty)
+		memset(dirty, 0, n);
+	for (__u32 r = 0; !ret && r < q->nr_runs; r++) {
+		size_t first = (runs[r].start - (uintptr_t)p) / psz;
+
+		for (size_t k = 0; k < runs[r].nr_pages && first + k < n; k++) {
+			if (young)
+				young[first + k] = !!(runs[r].kind & NUMAPLACE_KIND_YOUNG);
+			if (dirty)
+				dirty[first + k] = !!(runs[r].kind & NUMAPLACE_KIND_DIRTY);
+		}
+	}
+	free(runs);
+	return ret;
+}
+
+/* The pages of @v[0, n) that are set. */
+static size_t np_ac_count(const char *v, size_t n)
+{
+	size_t c = 0;
+
+	for (size_t i = 0; i < n; i++)
+		c += !!v[i];
+	return c;
+}
+
+/* One round of the workload over @n pages at @p. */
+static void np_touch(char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (NP_AC_WRITE(i))
+			p[i * psz + 8] = (char)i;
+		else if (NP_AC_READ(i))
+			(void)*(volatile char *)(p + i * psz + 8);
+	}
+}
+
+FIXTURE(access)
+{
+	int fd;
+	struct np_ctx c;
+	struct numaplace_info info;
+	char *p;
+	size_t len;
+	int file;
+	char hp_path[128];
+	long hp_orig;
+};
+
+FIXTURE_SETUP(access)
+{
+	self->p = NULL;
+	self->file = -1;
+	self->hp_orig = -1;
+	if (NP_QUERY_SETUP(&self->fd, &self->c, &self->info))
+		return;
+	psz = self->c.psz;
+	if (!(self->info.features & NUMAPLACE_FEAT_ACCESS))
+		SKIP(return, "the module has no access scan");
+}
+
+FIXTURE_TEARDOWN(access)
+{
+	char val[32];
+
+	if (self->p)
+		munmap(self->p, self->len);
+	if (self->file >= 0)
+		close(self->file);
+	if (self->hp_orig >= 0) {
+		snprintf(val, sizeof(val), "%ld", self->hp_orig);
+		np_write_str(self->hp_path, val);
+	}
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+/* Needs the flush for exact answers (the emulator's TLB is large). */
+#define NP_NEED_FLUSH()							\
+	do {								\
+		if (!(self->info.features & NUMAPLACE_FEAT_ACCESS_FLUSH)) \
+			SKIP(return, "no TLB flush on this kernel");	\
+	} while (0)
+
+/* The flags' rules; the feature bits of every supported kernel. */
+NP_TEST_F(access, flags)
+{
+	NP_SKIPPED();
+	struct numaplace_query q;
+	__u64 a = (uintptr_t)&q;
+	__s32 st;
+	static const __u32 bad[] = {
+		NUMAPLACE_QUERY_CLEAR_ACCESS,
+		NUMAPLACE_QUERY_FLUSH_TLB,
+		NUMAPLACE_QUERY_ACCESS | NUMAPLACE_QUERY_FLUSH_TLB,
+		NUMAPLACE_QUERY_CLEAR_ACCESS | NUMAPLACE_QUERY_FLUSH_TLB,
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		np_query_init(&q, 0, bad[i]);
+		q.start = a;
+		q.len = 1;
+		EXPECT_EQ(-EINVAL, np_query(self->fd, &q)) TH_LOG("flags %#x", bad[i]);
+	}
+	/* Array mode has no runs to report in. */
+	np_query_init(&q, 0, NUMAPLACE_QUERY_PAGES | NUMAPLACE_QUERY_ACCESS);
+	q.pages_ptr = a;
+	q.count = 1;
+	q.status_ptr = (uintptr_t)&st;
+	EXPECT_EQ(-EINVAL, np_query(self->fd, &q));
+	np_query_init(&q, 0, NUMAPLACE_QUERY_ACCESS | NUMAPLACE_QUERY_CLEAR_ACCESS);
+	q.start = a;
+	q.len = 1;
+	EXPECT_EQ(0, np_query(self->fd, &q));
+	EXPECT_EQ(1, q.done);
+	/* The kernel's flag for reclaim: PAGE_IDLE_FLAG (not Debian's 6.1). */
+	TH_LOG("features %#llx: flush %d, notify %d, keep %d",
+	       (unsigned long long)self->info.features,
+	       !!(self->info.features & NUMAPLACE_FEAT_ACCESS_FLUSH),
+	       !!(self->info.features & NUMAPLACE_FEAT_ACCESS_NOTIFY),
+	       !!(self->info.features & NUMAPLACE_FEAT_ACCESS_KEEP));
+}
+
+/*
+ * The workload's pages, 4 KiB each, with a hole: after a clear and a
+ * flush, exactly the touched pages are young, exactly the written ones
+ * dirty (file: read-faulted, so clean until written; anon: written when
+ * faulted), nothing in the hole; a clear leaves none young.
+ */
+static void np_exact(struct __test_metadata *_metadata,
+		     FIXTURE_DATA(access) *self, int file)
+{
+	size_t n = NP_AC_PAGES, hole = n / 2, bad = 0;
+	char young[NP_AC_PAGES], dirty[NP_AC_PAGES], dirty0[NP_AC_PAGES];
+	struct numaplace_query q;
+
+	self->len = n * psz;
+	if (file) {
+		self->file = np_tmpfile(n);
+		ASSERT_LE(0, self->file);
+		self->p = mmap(NULL, self->len, PROT_READ | PROT_WRITE,
+			       MAP_SHARED, self->file, 0);
+	} else {
+		self->p = mmap(NULL, self->len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	}
+	ASSERT_NE(MAP_FAILED, self->p) {
+		self->p = NULL;
+	}
+	madvise(self->p, self->len, MADV_NOHUGEPAGE);
+	for (size_t i = 0; i < n; i++) {
+		if (file)
+			(void)*(volatile char *)(self->p + i * psz);
+		else
+			self->p[i * psz] = 1;
+	}
+	ASSERT_EQ(0, munmap(self->p + hole * psz, psz));
+
+	/* Every page was just faulted: young. */
+	ASSERT_EQ(0, np_scan(self->fd, 0, NP_CLEAR, self->p, n, young, dirty0, &q));
+	EXPECT_EQ(n - 1, q.nr_young);
+	EXPECT_EQ(n - 1, np_ac_count(young, n));
+	EXPECT_EQ(0, young[hole]);
+	EXPECT_EQ(0, dirty0[hole]);
+	/*
+	 * A read fault of a file page may map it dirty when its folio is
+	 * (6.12+ set_pte_range()): then it stays so; anon: all written.
+	 */
+	if (!file) {
+		EXPECT_EQ(n - 1, np_ac_count(dirty0, n));
+	}
+	TH_LOG("dirty after the faults: %zu of %zu", np_ac_count(dirty0, n), n - 1);
+	/* Cleared, nothing touched since. */
+	ASSERT_EQ(0, np_scan(self->fd, 0, NP_CLEAR, self->p, n, young, NULL, &q));
+	EXPECT_EQ(0, q.nr_young);
+	EXPECT_EQ(0, np_ac_count(young, n));
+
+	np_touch(self->p, hole);
+	np_touch(self->p + (hole + 1) * psz, n - hole - 1);
+	ASSERT_EQ(0, np_scan(self->fd, 0, NP_CLEAR, self->p, n, young, dirty, &q));
+	for (size_t i = 0; i < n; i++) {
+		size_t k = i < hole ? i : i - hole - 1;
+		int touched = i != hole && NP_AC_TOUCHED(k);
+		/* Dirty bits are never cleared, set by every write. */
+		int written = i != hole && (dirty0[i] || NP_AC_WRITE(k));
+
+		if (young[i] != touched || dirty[i] != written) {
+			if (bad++ < 8)
+				TH_LOG("page %zu: young %d dirty %d, touched %d written %d",
+				       i, young[i], dirty[i], touched, written);
+		}
+	}
+	EXPECT_EQ(0, bad);
+	EXPECT_EQ(np_ac_count(young, n), q.nr_young);
+	ASSERT_EQ(0, np_scan(self->fd, 0, NP_CLEAR, self->p, n, young, NULL, &q));
+	EXPECT_EQ(0, q.nr_young);
+}
+
+NP_TEST_F(access, exact_anon)
+{
+	NP_SKIPPED();
+	NP_NEED_FLUSH();
+	np_exact(_metadata, self, 0);
+}
+
+NP_TEST_F(access, exact_shared_file)
+{
+	NP_SKIPPED();
+	NP_NEED_FLUSH();
+	np_exact(_metadata, self, 1);
+}
+
+/*
+ * A clearing scan in calls that each end when the caller's runs buffer
+ * is full (4 runs: the workload's pattern makes a run of a page or two):
+ * every call's last page was visited, its bit cleared, and not reported;
+ * the next call must still find it young. Exactly the touched pages,
+ * over all the calls.
+ */
+NP_TEST_F(access, resume)
+{
+	NP_SKIPPED();
+	size_t n = NP_AC_PAGES, at = 0, calls = 0, bad = 0;
+	char young[NP_AC_PAGES];
+	struct numaplace_run runs[4];
+	struct numaplace_query q;
+
+	NP_NEED_FLUSH();
+	self->len = n * psz;
+	self->p = mmap(NULL, self->len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->p) {
+		self->p = NULL;
+	}
+	madvise(self->p, self->len, MADV_NOHUGEPAGE);
+	memset(self->p, 1, self->len);
+	ASSERT_EQ(0, np_scan(self->fd, 0, NP_CLEAR, self->p, n, NULL, NULL, &q));
+	np_touch(self->p, n);
+	memset(young, 0, n);
+	while (at < n && calls++ < n) {
+		ASSERT_EQ(0, np_query_range(self->fd, 0, NUMAPLACE_QUERY_ACCESS | NP_CLEAR,
+					    (uintptr_t)self->p + at * psz,
+					    (n - at) * psz, runs, ARRAY_SIZE(runs),
+					    NULL, NULL, 0, &q));
+		ASSERT_GT(q.done, 0);
+		ASSERT_LE(q.nr_runs, ARRAY_SIZE(runs));
+		for (__u32 r = 0; r < q.nr_runs; r++) {
+			size_t first = (runs[r].start - (uintptr_t)self->p) / psz;
+
+			for (size_t k = 0; k < runs[r].nr_pages; k++)
+				young[first + k] = !!(runs[r].kind & NUMAPLACE_KIND_YOUNG);
+		}
+		at += q.done;
+	}
+	EXPECT_EQ(n, at);
+	for (size_t i = 0; i < n; i++) {
+		if (young[i] != NP_AC_TOUCHED(i) && bad++ < 8)
+			TH_LOG("page %zu: young %d, touched %d", i, young[i],
+			       NP_AC_TOUCHED(i));
+	}
+	EXPECT_EQ(0, bad);
+	TH_LOG("%zu calls", calls);
+	/* And all of them cleared. */
+	ASSERT_EQ(0, np_scan(self->fd, 0, 0, self->p, n, young, NULL, &q));
+	EXPECT_EQ(0, q.nr_young);
+}
+
+/*
+ * Reading alone clears nothing: the same answer twice, then a clear
+ * still finds the bits.
+ */
+NP_TEST_F(access, read_only)
+{
+	NP_SKIPPED();
+	size_t n = NP_AC_PAGES;
+	char a[NP_AC_PAGES], b[NP_AC_PAGES];
+	struct numaplace_query q;
+
+	NP_NEED_FLUSH();
+	self->len = n * psz;
+	self->p = mmap(NULL, self->len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->p) {
+		self->p = NULL;
+	}
+	madvise(self->p, self->len, MADV_NOHUGEPAGE);
+	memset(self->p, 1, self->len);
+	ASSERT_EQ(0, np_scan(self->fd, 0, NP_CLEAR, self->p, n, NULL, NULL, &q));
+	np_touch(self->p, n);
+	ASSERT_EQ(0, np_scan(self->fd, 0, 0, self->p, n, a, NULL, &q));
+	ASSERT_EQ(0, np_scan(self->fd, 0, 0, self->p, n, b, NULL, &q));
+	EXPECT_EQ(0, memcmp(a, b, n));
+	ASSERT_EQ(0, np_scan(self->fd, 0, NP_CLEAR, self->p, n, b, NULL, &q));
+	EXPECT_EQ(0, memcmp(a, b, n));
+	for (size_t i = 0; i < n; i++) {
+		EXPECT_EQ(NP_AC_TOUCHED(i), a[i]) TH_LOG("page %zu", i);
+	}
+	ASSERT_EQ(0, np_scan(self->fd, 0, 0, self->p, n, b, NULL, &q));
+	EXPECT_EQ(0, q.nr_young);
+}
+
+/*
+ * Without the flush a page touched again may stay idle (its translation,
+ * young, is still cached), never the reverse: no page the workload did
+ * not touch is young. What the flush buys is logged: the share of the
+ * touched pages seen in the second round without it.
+ */
+NP_TEST_F(access, no_flush)
+{
+	NP_SKIPPED();
+	size_t n = NP_AC_PAGES, wrong = 0, seen = 0, touched = 0;
+	char young[NP_AC_PAGES];
+	struct numaplace_query q;
+
+	self->len = n * psz;
+	self->p = mmap(NULL, self->len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->p) {
+		self->p = NULL;
+	}
+	madvise(self->p, self->len, MADV_NOHUGEPAGE);
+	memset(self->p, 1, self->len);
+	for (int round = 0; round < 3; round++) {
+		ASSERT_EQ(0, np_scan(self->fd, 0, NUMAPLACE_QUERY_CLEAR_ACCESS,
+				     self->p, n, young, NULL, &q));
+		np_touch(self->p, n);
+	}
+	ASSERT_EQ(0, np_scan(self->fd, 0, NUMAPLACE_QUERY_CLEAR_ACCESS,
+			     self->p, n, young, NULL, &q));
+	for (size_t i = 0; i < n; i++) {
+		touched += NP_AC_TOUCHED(i);
+		seen += young[i] && NP_AC_TOUCHED(i);
+		wrong += young[i] && !NP_AC_TOUCHED(i);
+	}
+	EXPECT_EQ(0, wrong);
+	EXPECT_EQ(seen, q.nr_young);
+	TH_LOG("without the flush: %zu of %zu touched pages seen young", seen,
+	       touched);
+}
+
+/* A PMD-mapped THP has one bit: its 512 pages are young together. */
+NP_TEST_F(access, thp)
+{
+	NP_SKIPPED();
+	size_t n = 2 * NP_PMD / psz, per = NP_PMD / psz;
+	char *young = malloc(n);
+	struct numaplace_query q;
+
+	NP_NEED_FLUSH();
+	ASSERT_NE(NULL, young);
+	self->len = 2 * NP_PMD;
+	self->p = np_pmd_map(self->len, 1);
+	ASSERT_NE(NULL, self->p);
+	memset(self->p, 1, self->len);
+	NP_NEED_PMD(self->p);
+	NP_NEED_PMD(self->p + NP_PMD);
+	ASSERT_EQ(0, np_scan(self->fd, 0, NP_CLEAR, self->p, n, young, NULL, &q));
+	EXPECT_EQ(n, q.nr_young);
+	ASSERT_EQ(0, np_scan(self->fd, 0, NP_CLEAR, self->p, n, young, NULL, &q));
+	EXPECT_EQ(0, q.nr_young);
+	(void)*(volatile char *)(self->p + NP_PMD + 5 * psz);
+	/* A scan that starts inside the THP clears the whole PMD's bit. */
+	ASSERT_EQ(0, np_scan(self->fd, 0, NP_CLEAR, self->p + NP_PMD + per / 2 * psz,
+			     per / 2, young, NULL, &q));
+	EXPECT_EQ(per / 2, q.nr_young);
+	ASSERT_EQ(0, np_scan(self->fd, 0, 0, self->p, n, young, NULL, &q));
+	EXPECT_EQ(0, q.nr_young);
+	self->p[3 * psz] = 2;
+	ASSERT_EQ(0, np_scan(self->fd, 0, NP_CLEAR, self->p, n, young, NULL, &q));
+	EXPECT_EQ(per, q.nr_young);
+	EXPECT_EQ(per, np_ac_count(young, per));
+	free(young);
+}
+
+/* A 2 MiB hugetlb page: young as a whole, cleared. */
+NP_TEST_F(access, hugetlb)
+{
+	NP_SKIPPED();
+	size_t n = 2 * NP_PMD / psz, per = NP_PMD / psz;
+	char val[32], *young = malloc(n);
+	struct numaplace_query q;
+	long have;
+
+	NP_NEED_FLUSH();
+	ASSERT_NE(NULL, young);
+	snprintf(self->hp_path, sizeof(self->hp_path), NP_HP_PATH, 0);
+	have = np_read_long(self->hp_path);
+	if (have < 0)
+		SKIP(return, "no %s", self->hp_path);
+	self->hp_orig = have;
+	snprintf(val, sizeof(val), "%ld", have + 2);
+	np_write_str(self->hp_path, val);
+	if (np_read_long(self->hp_path) < have + 2)
+		SKIP(return, "no free 2 MiB huge pages on node 0");
+	self->len = 2 * NP_PMD;
+	self->p = mmap(NULL, self->len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->p) {
+		self->p = NULL;
+	}
+	memset(self->p, 1, self->len);
+	ASSERT_EQ(0, np_scan(self->fd, 0, NP_CLEAR, self->p, n, young, NULL, &q));
+	EXPECT_EQ(n, q.nr_young);
+	ASSERT_EQ(0, np_scan(self->fd, 0, NP_CLEAR, self->p, n, young, NULL, &q));
+	EXPECT_EQ(0, q.nr_young);
+	(void)*(volatile char *)(self->p + NP_PMD + 9 * psz);
+	ASSERT_EQ(0, np_scan(self->fd, 0, NP_CLEAR, self->p, n, young, NULL, &q));
+	EXPECT_EQ(per, q.nr_young);
+	EXPECT_EQ(per, np_ac_count(young + per, per));
+	free(young);
+}
+
+#define NP_MR_PAGES		64
+
+/* What np_mn_rec hands over: room for a few records per page. */
+struct np_mr_rec {
+	struct np_mr_head h;
+	struct np_mr_range r[4 * NP_MR_PAGES];
+};
+
+/*
+ * A secondary MMU on the caller's mm (np_mn_rec.ko, as KVM would be):
+ * a clear asks it for every present page, once, and a page it says is
+ * young is reported young though the CPU's bit is clear. Without
+ * FEAT_ACCESS_NOTIFY (its internal missing or sealed), a clear in such an
+ * mm is refused: -EOPNOTSUPP, never a clear of the CPU's bits alone;
+ * reading is still allowed.
+ */
+NP_TEST_F(access, secondary_mmu)
+{
+	NP_SKIPPED();
+	size_t n = NP_MR_PAGES, calls = 0, wrong = 0;
+	struct np_mr_rec *rec = calloc(1, sizeof(*rec));
+	char young[NP_MR_PAGES];
+	struct numaplace_query q;
+	__u64 win[2] = { 0, 0 };
+	uintptr_t base;
+	ssize_t got;
+	int mr, ret;
+
+	NP_NEED_FLUSH();
+	ASSERT_NE(NULL, rec);
+	ret = np_mr_load();
+	if (ret == -ENOENT)
+		SKIP(return, "np_mn_rec.ko is not installed (%s)", NP_KO_WHERE);
+	ASSERT_EQ(0, ret);
+	self->len = n * psz;
+	self->p = mmap(NULL, self->len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->p) {
+		self->p = NULL;
+	}
+	madvise(self->p, self->len, MADV_NOHUGEPAGE);
+	memset(self->p, 1, self->len);
+	base = (uintptr_t)self->p;
+	mr = open(NP_MR_DEV, O_RDWR);
+	ASSERT_LE(0, mr);
+	if (!(self->info.features & NUMAPLACE_FEAT_ACCESS_NOTIFY)) {
+		EXPECT_EQ(-EOPNOTSUPP, np_scan(self->fd, 0, NP_CLEAR, self->p, n,
+					       young, NULL, &q));
+		EXPECT_EQ(0, np_scan(self->fd, 0, 0, self->p, n, young, NULL, &q));
+		close(mr);
+		free(rec);
+		return;
+	}
+	ASSERT_EQ(0, np_scan(self->fd, 0, NP_CLEAR, self->p, n, young, NULL, &q));
+	EXPECT_EQ(n, q.nr_young);
+	got = read(mr, rec, sizeof(*rec));
+	ASSERT_LE((ssize_t)sizeof(rec->h), got);
+	EXPECT_EQ(0, rec->h.lost);
+	for (__u32 i = 0; i < rec->h.nr; i++) {
+		if (rec->r[i].event != NP_MR_CLEAR_YOUNG)
+			continue;
+		calls++;
+		if (rec->r[i].start < base || rec->r[i].end > base + n * psz ||
+		    rec->r[i].end - rec->r[i].start != (__u64)psz)
+			wrong++;
+	}
+	EXPECT_EQ(n, calls);
+	EXPECT_EQ(0, wrong);
+	/* Pages 8 to 15 young for the secondary MMU only. */
+	win[0] = base + 8 * psz;
+	win[1] = base + 16 * psz;
+	ASSERT_EQ(sizeof(win), write(mr, win, sizeof(win)));
+	ASSERT_EQ(0, np_scan(self->fd, 0, NP_CLEAR, self->p, n, young, NULL, &q));
+	EXPECT_EQ(8, q.nr_young);
+	for (size_t i = 0; i < n; i++) {
+		EXPECT_EQ(i >= 8 && i < 16, young[i]) TH_LOG("page %zu", i);
+	}
+	/* Reading asks the secondary MMU nothing. */
+	ASSERT_LE((ssize_t)sizeof(rec->h), read(mr, rec, sizeof(*rec)));
+	ASSERT_EQ(0, np_scan(self->fd, 0, 0, self->p, n, young, NULL, &q));
+	ASSERT_LE((ssize_t)sizeof(rec->h), read(mr, rec, sizeof(*rec)));
+	EXPECT_EQ(0, rec->h.nr);
+	close(mr);
+	free(rec);
+}
+
+/* ---- Whose pages: /proc/PID/pagemap's and clear_refs' rules ---------- */
+
+/* What a prober saw, in memory shared with the test. */
+struct np_ac_probe {
+	unsigned long base;	/* the target's page */
+	int pagemap;		/* open(/proc/PID/pagemap, O_RDONLY): 0 or -errno */
+	int clear_refs;		/* open(/proc/PID/clear_refs, O_WRONLY) */
+	int query;		/* QUERY without the access scan */
+	int read;		/* QUERY_ACCESS */
+	int clear;		/* QUERY_ACCESS | QUERY_CLEAR_ACCESS */
+};
+
+static int np_open_err(int pid, const char *file, int flags)
+{
+	char path[64];
+	int fd;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/%s", pid, file);
+	else
+		snprintf(path, sizeof(path), "/proc/self/%s", file);
+	fd = open(path, flags);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+static void np_ac_probe_run(int fd, int pid, struct np_ac_probe *r)
+{
+	struct numaplace_query q;
+	char young;
+
+	r->pagemap = np_open_err(pid, "pagemap", O_RDONLY);
+	r->clear_refs = np_open_err(pid, "clear_refs", O_WRONLY);
+	r->query = np_query_range(fd, pid, 0, r->base, psz, NULL, 0, NULL,
+				  NULL, 0, &q);
+	r->read = np_scan(fd, pid, 0, (char *)r->base, 1, &young, NULL, &q);
+	r->clear = np_scan(fd, pid, NUMAPLACE_QUERY_CLEAR_ACCESS,
+			   (char *)r->base, 1, &young, NULL, &q);
+}
+
+static int np_ac_target(void *arg)
+{
+	struct np_ac_probe *r = arg;
+	char *p = mmap(NULL, psz, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return 1;
+	p[0] = 1;
+	r->base = (uintptr_t)p;
+	return 0;
+}
+
+struct np_ac_who {
+	uid_t uid;
+	int dumpable;
+	struct np_ac_probe *r;
+};
+
+static int np_ac_become_target(void *arg)
+{
+	struct np_ac_who *w = arg;
+
+	if (np_become(w->uid, w->dumpable))
+		return 1;
+	return np_ac_target(w->r);
+}
+
+/*
+ * In a child that becomes @uid (keeping @keep_cap's effective
+ * capability set when @uid is 0, less CAP_DAC_OVERRIDE and
+ * CAP_DAC_READ_SEARCH when @no_dac), dumpable or not, probe @pid (0: the
+ * child's own page). 0 when it ran to the end.
+ */
+static int np_ac_probe_as(uid_t uid, int dumpable, int no_dac, int pid,
+			  struct np_ac_probe *r)
+{
+	int status;
+	pid_t kid = fork();
+
+	if (kid < 0)
+		return -1;
+	if (kid == 0) {
+		int fd;
+
+		if (uid && np_drop_to(uid))
+			_exit(2);
+		if (no_dac && (np_drop_cap(CAP_DAC_OVERRIDE) ||
+			       np_drop_cap(CAP_DAC_READ_SEARCH)))
+			_exit(3);
+		if (!pid && np_ac_target(r))
+			_exit(4);
+		if (prctl(PR_SET_DUMPABLE, dumpable))
+			_exit(5);
+		fd = np_open();
+		if (fd < 0)
+			_exit(6);
+		np_ac_probe_run(fd, pid, r);
+		_exit(0);
+	}
+	if (waitpid(kid, &status, 0) != kid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+FIXTURE(access_perm)
+{
+	int fd;
+	struct np_ctx c;
+	struct numaplace_info info;
+	struct np_ac_probe *r;
+	pid_t kid;
+	int exact;
+};
+
+FIXTURE_SETUP(access_perm)
+{
+	self->r = MAP_FAILED;
+	self->kid = -1;
+	if (NP_QUERY_SETUP(&self->fd, &self->c, &self->info))
+		return;
+	psz = self->c.psz;
+	if (!(self->info.features & NUMAPLACE_FEAT_ACCESS))
+		SKIP(return, "the module has no access scan");
+	if (geteuid())
+		SKIP(return, "needs root: it changes uids");
+	self->exact = !!(self->info.features & NUMAPLACE_FEAT_PTRACE_EXACT);
+	self->r = mmap(NULL, sizeof(*self->r), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->r);
+}
+
+FIXTURE_TEARDOWN(access_perm)
+{
+	if (self->kid > 0) {
+		kill(self->kid, SIGKILL);
+		waitpid(self->kid, NULL, 0);
+	}
+	if (self->r != MAP_FAILED)
+		munmap(self->r, sizeof(*self->r));
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+/* A target process of @uid, dumpable or not; its page in r->base. */
+static pid_t np_ac_spawn(FIXTURE_DATA(access_perm) *self, uid_t uid,
+			 int dumpable)
+{
+	struct np_ac_who w = { uid, dumpable, self->r };
+
+	self->kid = np_fork_ready(np_ac_become_target, &w);
+	return self->kid;
+}
+
+/*
+ * The module against the /proc files, one prober: reading needs what
+ * opening pagemap needs, clearing that and what opening clear_refs
+ * needs. Without the exact ptrace check the module admits less: only
+ * the caller's own process.
+ */
+static void np_ac_expect(struct __test_metadata *_metadata,
+			 const struct np_ac_probe *r, int own, int exact,
+			 const char *who)
+{
+	int read_ok = !r->pagemap && !r->query;
+	int clear_ok = read_ok && !r->clear_refs;
+
+	TH_LOG("%s: pagemap %d, clear_refs %d, query %d, read %d, clear %d",
+	       who, r->pagemap, r->clear_refs, r->query, r->read, r->clear);
+	if (!exact && !own) {
+		EXPECT_NE(0, r->read);
+		EXPECT_NE(0, r->clear);
+		return;
+	}
+	EXPECT_EQ(read_ok, !r->read);
+	EXPECT_EQ(clear_ok, !r->clear);
+	/* A /proc refusal is the open's errno. */
+	if (!r->query && r->pagemap) {
+		EXPECT_EQ(-EACCES, r->read);
+	}
+}
+
+/* Root scans a non-dumpable nobody: its /proc files are root's. */
+NP_TEST_F(access_perm, root_nobody)
+{
+	NP_SKIPPED();
+	pid_t pid = np_ac_spawn(self, NP_NOBODY, 0);
+
+	ASSERT_GT(pid, 0);
+	ASSERT_EQ(0, np_ac_probe_as(0, 1, 0, pid, self->r));
+	EXPECT_EQ(0, self->r->pagemap);
+	EXPECT_EQ(0, self->r->clear_refs);
+	np_ac_expect(_metadata, self->r, 0, self->exact, "root");
+}
+
+/* nobody scans another dumpable nobody process: as pagemap allows. */
+NP_TEST_F(access_perm, same_uid)
+{
+	NP_SKIPPED();
+	pid_t pid = np_ac_spawn(self, NP_NOBODY, 1);
+
+	ASSERT_GT(pid, 0);
+	ASSERT_EQ(0, np_ac_probe_as(NP_NOBODY, 1, 0, pid, self->r));
+	EXPECT_EQ(0, self->r->pagemap);
+	np_ac_expect(_metadata, self->r, 0, self->exact, "nobody");
+}
+
+/* nobody may not scan root's process. */
+NP_TEST_F(access_perm, other_user)
+{
+	NP_SKIPPED();
+	pid_t pid = np_ac_spawn(self, 0, 1);
+
+	ASSERT_GT(pid, 0);
+	ASSERT_EQ(0, np_ac_probe_as(NP_NOBODY, 1, 0, pid, self->r));
+	EXPECT_NE(0, self->r->pagemap);
+	EXPECT_NE(0, self->r->read);
+	EXPECT_NE(0, self->r->clear);
+	np_ac_expect(_metadata, self->r, 0, self->exact, "nobody");
+}
+
+/*
+ * A non-dumpable nobody process scanning itself: move_pages(2) may look
+ * (QUERY works), but its own pagemap is root's: -EACCES for the scan.
+ */
+NP_TEST_F(access_perm, self_not_dumpable)
+{
+	NP_SKIPPED();
+	ASSERT_EQ(0, np_ac_probe_as(NP_NOBODY, 0, 0, 0, self->r));
+	EXPECT_EQ(0, self->r->query);
+	EXPECT_EQ(-EACCES, self->r->pagemap);
+	EXPECT_EQ(-EACCES, self->r->read);
+	EXPECT_EQ(-EACCES, self->r->clear);
+	ASSERT_EQ(0, np_ac_probe_as(NP_NOBODY, 1, 0, 0, self->r));
+	EXPECT_EQ(0, self->r->read);
+	EXPECT_EQ(0, self->r->clear);
+}
+
+/*
+ * Root without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH: the ptrace
+ * check passes (CAP_SYS_PTRACE), a dumpable nobody's pagemap does not
+ * open: the scan is refused, QUERY is not.
+ */
+NP_TEST_F(access_perm, root_without_dac)
+{
+	NP_SKIPPED();
+	pid_t pid = np_ac_spawn(self, NP_NOBODY, 1);
+
+	ASSERT_GT(pid, 0);
+	ASSERT_EQ(0, np_ac_probe_as(0, 1, 1, pid, self->r));
+	EXPECT_EQ(-EACCES, self->r->pagemap);
+	EXPECT_EQ(-EACCES, self->r->clear_refs);
+	EXPECT_EQ(0, self->r->query);
+	np_ac_expect(_metadata, self->r, 0, self->exact, "root without DAC");
+}
+
+NP_HARNESS_MAIN
