@@ -277,9 +277,11 @@ static const struct np_fz_cmd np_fz_cmds[NUMAPLACE_CMD_MAX] = {
 	[NUMAPLACE_CMD_QUERY] = {
 		"QUERY", sizeof(struct numaplace_query),
 		NUMAPLACE_QUERY_SIZE_VER0,
-		NUMAPLACE_QUERY_PAGES | NUMAPLACE_QUERY_AS_SYSCALL,
+		NUMAPLACE_QUERY_PAGES | NUMAPLACE_QUERY_AS_SYSCALL |
+		NUMAPLACE_QUERY_ACCESS | NUMAPLACE_QUERY_CLEAR_ACCESS |
+		NUMAPLACE_QUERY_FLUSH_TLB,
 		NP_FZ_EINVAL | NP_FZ_E2BIG | NP_FZ_EFAULT | NP_FZ_ESRCH |
-		NP_FZ_EPERM | NP_FZ_EINTR,
+		NP_FZ_EPERM | NP_FZ_EINTR | NP_FZ_EACCES | NP_FZ_EOPNOTSUPP,
 	},
 	[NUMAPLACE_CMD_MIGRATE] = {
 		"MIGRATE", sizeof(struct numaplace_migrate),
@@ -390,7 +392,9 @@ static void np_fz_fill_query(struct np_fz_thread *t, struct numaplace_query *a)
 	if (np_fz_chance(s, 4))
 		a->reserved1 = 1;
 	if (np_fz_chance(s, 4))
-		a->reserved[np_fz_below(s, 4)] = 1ULL << np_fz_below(s, 64);
+		a->reserved[np_fz_below(s, 3)] = 1ULL << np_fz_below(s, 64);
+	if (np_fz_chance(s, 10))
+		a->nr_young = np_fz_next(s);	/* out field: ignored */
 }
 
 static void np_fz_fill_migrate(struct np_fz_thread *t,
