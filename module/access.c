@@ -71,7 +71,23 @@ static bool np_access_shared_table(struct vm_area_struct *vma,
 	unsigned long base = addr & PUD_MASK;
 
 	return is_vm_hugetlb_page(vma) && (vma->vm_flags & VM_MAYSHARE) &&
+	       huge_page_size(hstate_vma(vma)) == PMD_SIZE &&
 	       base >= vma->vm_start && base + PUD_SIZE <= vma->vm_end;
+}
+
+/*
+ * Whether the young bit of [@addr, @addr + @size) in the walk's VMA may be
+ * cleared: not in a PFN or I/O map (6.1 maps a PFN PMD with no special
+ * bit: no folio to tell), not in a table other processes may share, not
+ * where a secondary MMU would be left out (a notifier registered after
+ * np_access_begin() with its clear unresolved: report, never half clear).
+ */
+static bool np_access_may_clear(struct np_walk *w, unsigned long addr)
+{
+	return w->access->clear &&
+	       !(w->vma->vm_flags & (VM_PFNMAP | VM_IO)) &&
+	       !np_access_shared_table(w->vma, addr) &&
+	       (!mm_has_notifiers(w->mm) || np_ksyms.mmu_clear_young);
 }
 
 /*
@@ -84,9 +100,10 @@ static u32 np_access_young(struct np_walk *w, unsigned long *entryp,
 			   unsigned long pfn)
 {
 	struct np_access *a = w->access;
+	struct folio *folio;
 	bool cpu;
 
-	if (!a->clear || np_access_shared_table(w->vma, addr))
+	if (!np_access_may_clear(w, addr))
 		return young ? NUMAPLACE_KIND_YOUNG : 0;
 	/* x86's ptep_test_and_clear_young() (arch/x86/mm/pgtable.c). */
 	cpu = young && test_and_clear_bit(_PAGE_BIT_ACCESSED, entryp);
@@ -95,13 +112,18 @@ static u32 np_access_young(struct np_walk *w, unsigned long *entryp,
 		a->flush_end = max(a->flush_end, addr + size);
 	}
 	young = cpu;
-	/* mmu_notifier_clear_young(): registering one takes mmap_lock. */
-	if (mm_has_notifiers(w->mm) && np_ksyms.mmu_clear_young)
+	/* mmu_notifier_clear_young(), as the kernel's aging calls it. */
+	if (mm_has_notifiers(w->mm))
 		young |= np_ksyms.mmu_clear_young(w->mm, addr, addr + size);
 	if (!young)
 		return 0;
-	/* As damon_ptep_mkold(): reclaim's folio_referenced() still counts it. */
-	folio_set_young(page_folio(pfn_to_page(pfn)));
+	folio = page_folio(pfn_to_page(pfn));
+	/*
+	 * As damon_ptep_mkold(): reclaim's folio_referenced() still counts
+	 * the access; as folio_referenced(): an accessed folio is not idle.
+	 */
+	folio_set_young(folio);
+	folio_clear_idle(folio);
 	return NUMAPLACE_KIND_YOUNG;
 }
 
@@ -126,20 +148,24 @@ u32 np_access_pte(struct np_walk *w, pte_t *ptep, pte_t pte,
 
 /**
  * np_access_leaf - the access bits of a PMD or PUD leaf's page
- * @w: the walk; to clear, with the leaf's lock held
+ * @w: the walk, with the leaf's lock held
  * @leafp: the pmd_t or pud_t (x86: the same bits as a PTE's)
  * @addr: the leaf's first address
  * @size: PMD_SIZE or PUD_SIZE
  * @pfn: the leaf's first page
+ * @whole: the walk covers the whole leaf: else its bit, which stands for
+ *	pages outside the range too, is reported and not cleared
  *
  * Return: NUMAPLACE_KIND_YOUNG and NUMAPLACE_KIND_DIRTY as they are set.
  */
 u32 np_access_leaf(struct np_walk *w, void *leafp, unsigned long addr,
-		   unsigned long size, unsigned long pfn)
+		   unsigned long size, unsigned long pfn, bool whole)
 {
 	pte_t bits = __pte(READ_ONCE(*(unsigned long *)leafp));
 	u32 access = pte_dirty(bits) ? NUMAPLACE_KIND_DIRTY : 0;
 
+	if (!whole)
+		return access | (pte_young(bits) ? NUMAPLACE_KIND_YOUNG : 0);
 	return access | np_access_young(w, leafp, pte_young(bits), addr, size,
 					pfn);
 }

@@ -38,7 +38,7 @@ void np_access_end(struct np_access *a, struct mm_struct *mm);
 u32 np_access_pte(struct np_walk *w, pte_t *ptep, pte_t pte,
 		  unsigned long addr, unsigned long pfn);
 u32 np_access_leaf(struct np_walk *w, void *leafp, unsigned long addr,
-		   unsigned long size, unsigned long pfn);
+		   unsigned long size, unsigned long pfn, bool whole);
 struct np_run;
 void np_access_unreport(struct np_walk *w, const struct np_run *run,
 			unsigned long taken);

@@ -171,6 +171,21 @@ static int np_query_put_segs(struct np_query *q, s32 __user *dst)
 	return ret;
 }
 
+/*
+ * Where a round with a status array ends: NP_QUERY_CHUNK pages on, or for
+ * an access scan at the PMD boundary before that, so that no THP is cut
+ * in two rounds (a leaf only partly walked is reported, not cleared).
+ */
+static unsigned long np_query_chunk_end(const struct np_query *q,
+					unsigned long addr)
+{
+	unsigned long stop = addr + NP_QUERY_CHUNK * PAGE_SIZE;
+
+	if (q->w.access && ALIGN_DOWN(stop, PMD_SIZE) > addr)
+		stop = ALIGN_DOWN(stop, PMD_SIZE);
+	return stop;
+}
+
 static int np_query_range(struct np_query *q, struct numaplace_query *a,
 			  unsigned long start, unsigned long end)
 {
@@ -181,7 +196,7 @@ static int np_query_range(struct np_query *q, struct numaplace_query *a,
 	while (addr < end && !q->runs_full) {
 		stop = end;
 		if (q->segs && (end - addr) >> PAGE_SHIFT > NP_QUERY_CHUNK)
-			stop = addr + NP_QUERY_CHUNK * PAGE_SIZE;
+			stop = np_query_chunk_end(q, addr);
 		q->w.budget = NP_QUERY_BATCH_PAGES;
 		ret = np_walk_begin(&q->w);
 		if (ret)

@@ -150,6 +150,7 @@ int np_target_get(pid_t pid, struct np_target *t)
 int np_target_get_proc(pid_t pid, enum np_target_need need,
 		       struct np_target *t)
 {
+	struct rw_semaphore *exec_lock = NULL;
 	struct task_struct *task;
 	int ret;
 
@@ -164,18 +165,35 @@ int np_target_get_proc(pid_t pid, enum np_target_need need,
 		rcu_read_unlock();
 		if (!task)
 			return -ESRCH;
-		ret = np_target_allowed(task);
+	}
+	/*
+	 * The /proc checks, as mm_access() makes them: with the task's
+	 * exec_update_lock held from the check until the mm is taken, so
+	 * that an execve() of a setuid program in between cannot hand over
+	 * the new, privileged mm. (move_pages(2) itself takes no such lock.)
+	 */
+	if (need != NP_TARGET_MOVE) {
+		exec_lock = &task->signal->exec_update_lock;
+		ret = down_read_killable(exec_lock);
 		if (ret)
 			goto put_task;
+	}
+	if (pid) {
+		ret = np_target_allowed(task);
+		if (ret)
+			goto unlock_exec;
 	}
 	if (need != NP_TARGET_MOVE) {
 		ret = np_target_proc_allowed(task, need == NP_TARGET_CLEAR_REFS);
 		if (ret)
-			goto put_task;
+			goto unlock_exec;
 	}
 	np_target_mems(task, &t->mems);
 	t->mm = get_task_mm(task);
 	ret = t->mm ? 0 : -EINVAL;
+unlock_exec:
+	if (exec_lock)
+		up_read(exec_lock);
 put_task:
 	put_task_struct(task);
 	return ret;

@@ -393,7 +393,8 @@ static bool np_walk_leaf(struct np_walk *w, void *leafp, unsigned long addr,
 	/* A page with a struct page; no NUMA-hinting entry's bits. */
 	if (w->access && (kind & (NUMAPLACE_KIND_PRESENT | NUMAPLACE_KIND_PROTNONE)) ==
 			 NUMAPLACE_KIND_PRESENT)
-		kind |= np_access_leaf(w, leafp, addr & ~(size - 1), size, head);
+		kind |= np_access_leaf(w, leafp, addr & ~(size - 1), size, head,
+				       !(addr & (size - 1)) && end - addr == size);
 	w->entryp = leafp;
 	return np_walk_add(w, addr, (end - addr) >> PAGE_SHIFT,
 			   kind & NUMAPLACE_KIND_PRESENT ? pfn : 0, status, kind);
@@ -462,21 +463,16 @@ static bool np_walk_budget_stop(struct np_walk *w, unsigned long addr)
 	return false;
 }
 
-/* An access scan that clears young bits: leaves are read under their lock. */
-static bool np_walk_clears(const struct np_walk *w)
-{
-	return w->access && w->access->clear;
-}
-
 /*
  * A PMD leaf must be read under its lock when a consumer takes references
- * (NP_WALK_LOCKED), and before struct page is read for it: a read-only
+ * (NP_WALK_LOCKED), for an access scan (its pfn and its bits one value,
+ * and to clear them), and before struct page is read for it: a read-only
  * PMD in an anonymous VMA may be the huge zero page, told apart by
  * PageAnon(), which is only meaningful while the page stays mapped.
  */
 static bool np_walk_leaf_needs_lock(const struct np_walk *w, pmd_t pmd)
 {
-	return (w->flags & NP_WALK_LOCKED) || np_walk_clears(w) ||
+	return (w->flags & NP_WALK_LOCKED) || w->access ||
 	       ((w->vma_kind & NUMAPLACE_KIND_ANON) && !pmd_write(pmd));
 }
 
@@ -607,7 +603,7 @@ static bool np_walk_pud_leaf(struct np_walk *w, pud_t *pudp, pud_t pud,
 	spinlock_t *ptl;
 	bool ok;
 
-	if (!(w->flags & NP_WALK_LOCKED) && !np_walk_clears(w))
+	if (!(w->flags & NP_WALK_LOCKED) && !w->access)
 		return np_walk_leaf(w, pudp, addr, next, pud_pfn(pud), false,
 				    np_pud_devmap(pud) || np_pud_special(pud),
 				    pud_write(pud), NUMAPLACE_KIND_PUD);

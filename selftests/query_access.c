@@ -11,6 +11,7 @@
  */
 #include <fcntl.h>
 #include <linux/capability.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -40,6 +41,7 @@ static int np_scan(int fd, int pid, __u32 flags, const char *p, size_t n,
 		   char *young, char *dirty, struct numaplace_query *q)
 {
 	struct numaplace_run *runs = calloc(n, sizeof(*runs));
+	size_t at = 0;
 	int ret;
 
 	if (!runs)
@@ -55,13 +57,22 @@ static int np_scan(int fd, int pid, __u32 flags, const char *p, size_t n,
 	for (__u32 r = 0; !ret && r < q->nr_runs; r++) {
 		size_t first = (runs[r].start - (uintptr_t)p) / psz;
 
-		for (size_t k = 0; k < runs[r].nr_pages && first + k < n; k++) {
+		/* The runs tile the range: no page left unanswered. */
+		if (runs[r].start != (uintptr_t)p + at * psz ||
+		    at + runs[r].nr_pages > n) {
+			ret = -EPROTO;
+			break;
+		}
+		at += runs[r].nr_pages;
+		for (size_t k = 0; k < runs[r].nr_pages; k++) {
 			if (young)
 				young[first + k] = !!(runs[r].kind & NUMAPLACE_KIND_YOUNG);
 			if (dirty)
 				dirty[first + k] = !!(runs[r].kind & NUMAPLACE_KIND_DIRTY);
 		}
 	}
+	if (!ret && at != n)
+		ret = -EPROTO;
 	free(runs);
 	return ret;
 }
@@ -262,6 +273,113 @@ NP_TEST_F(access, exact_shared_file)
 	np_exact(_metadata, self, 1);
 }
 
+/* A target on another CPU: it touches the workload when told to. */
+struct np_ac_remote {
+	pid_t pid;
+	int cmd, ack;		/* pipes: the test's end */
+	char *base;		/* in the child */
+};
+
+static void np_ac_pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static int np_ac_remote_start(struct np_ac_remote *t, char **shared)
+{
+	int cmd[2], ack[2];
+	char c;
+
+	if (pipe(cmd) || pipe(ack))
+		return -1;
+	t->pid = fork();
+	if (t->pid < 0)
+		return -1;
+	if (!t->pid) {
+		char *p = mmap(NULL, NP_AC_PAGES * psz, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		close(cmd[1]);
+		close(ack[0]);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		np_ac_pin(1);
+		if (p == MAP_FAILED)
+			_exit(1);
+		madvise(p, NP_AC_PAGES * psz, MADV_NOHUGEPAGE);
+		memset(p, 1, NP_AC_PAGES * psz);
+		*shared = p;
+		while (read(cmd[0], &c, 1) == 1) {
+			np_touch(p, NP_AC_PAGES);
+			if (write(ack[1], &c, 1) != 1)
+				break;
+		}
+		_exit(0);
+	}
+	close(cmd[0]);
+	close(ack[1]);
+	t->cmd = cmd[1];
+	t->ack = ack[0];
+	/* The first round tells that it is ready. */
+	c = 'T';
+	if (write(t->cmd, &c, 1) != 1 || read(t->ack, &c, 1) != 1)
+		return -1;
+	t->base = *shared;
+	return 0;
+}
+
+static void np_ac_remote_stop(struct np_ac_remote *t)
+{
+	close(t->cmd);
+	close(t->ack);
+	waitpid(t->pid, NULL, 0);
+}
+
+/*
+ * Another process's pages, the tiering daemon's case: the target runs on
+ * another CPU than the scan, so the flush must reach that CPU's TLB.
+ * After a clear, exactly the pages it touched again are young.
+ */
+NP_TEST_F(access, exact_other_process)
+{
+	NP_SKIPPED();
+	char young[NP_AC_PAGES], **shared, c = 'T';
+	struct np_ac_remote t;
+	struct numaplace_query q;
+	size_t bad = 0;
+
+	NP_NEED_FLUSH();
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "needs two CPUs");
+	shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, shared);
+	np_ac_pin(0);
+	ASSERT_EQ(0, np_ac_remote_start(&t, shared));
+	for (int round = 0; round < 3; round++) {
+		ASSERT_EQ(0, np_scan(self->fd, t.pid, NP_CLEAR, t.base, NP_AC_PAGES,
+				     young, NULL, &q));
+		if (round) {
+			for (size_t i = 0; i < NP_AC_PAGES; i++) {
+				if (young[i] != NP_AC_TOUCHED(i) && bad++ < 8)
+					TH_LOG("round %d page %zu: young %d", round,
+					       i, young[i]);
+			}
+		}
+		ASSERT_EQ(0, np_scan(self->fd, t.pid, NP_CLEAR, t.base, NP_AC_PAGES,
+				     young, NULL, &q));
+		EXPECT_EQ(0, q.nr_young);
+		ASSERT_EQ(1, write(t.cmd, &c, 1));
+		ASSERT_EQ(1, read(t.ack, &c, 1));
+	}
+	EXPECT_EQ(0, bad);
+	np_ac_remote_stop(&t);
+	munmap(shared, sizeof(*shared));
+}
+
 /*
  * A clearing scan in calls that each end when the caller's runs buffer
  * is full (4 runs: the workload's pattern makes a run of a page or two):
@@ -411,10 +529,16 @@ NP_TEST_F(access, thp)
 	ASSERT_EQ(0, np_scan(self->fd, 0, NP_CLEAR, self->p, n, young, NULL, &q));
 	EXPECT_EQ(0, q.nr_young);
 	(void)*(volatile char *)(self->p + NP_PMD + 5 * psz);
-	/* A scan that starts inside the THP clears the whole PMD's bit. */
+	/*
+	 * A scan of half the THP reports it young and leaves its bit, which
+	 * stands for the other half too: the whole scan finds it again.
+	 */
 	ASSERT_EQ(0, np_scan(self->fd, 0, NP_CLEAR, self->p + NP_PMD + per / 2 * psz,
 			     per / 2, young, NULL, &q));
 	EXPECT_EQ(per / 2, q.nr_young);
+	ASSERT_EQ(0, np_scan(self->fd, 0, NP_CLEAR, self->p, n, young, NULL, &q));
+	EXPECT_EQ(per, q.nr_young);
+	EXPECT_EQ(per, np_ac_count(young + per, per));
 	ASSERT_EQ(0, np_scan(self->fd, 0, 0, self->p, n, young, NULL, &q));
 	EXPECT_EQ(0, q.nr_young);
 	self->p[3 * psz] = 2;
@@ -422,6 +546,42 @@ NP_TEST_F(access, thp)
 	EXPECT_EQ(per, q.nr_young);
 	EXPECT_EQ(per, np_ac_count(young, per));
 	free(young);
+}
+
+/*
+ * A THP the caller's full runs buffer left out (first THP idle, second
+ * young, room for one run): its bit is set again, and the next call,
+ * from where the first ended, reports it young.
+ */
+NP_TEST_F(access, thp_resume)
+{
+	NP_SKIPPED();
+	size_t per = NP_PMD / psz;
+	struct numaplace_run run;
+	struct numaplace_query q;
+
+	NP_NEED_FLUSH();
+	self->len = 2 * NP_PMD;
+	self->p = np_pmd_map(self->len, 1);
+	ASSERT_NE(NULL, self->p);
+	memset(self->p, 1, self->len);
+	NP_NEED_PMD(self->p);
+	NP_NEED_PMD(self->p + NP_PMD);
+	ASSERT_EQ(0, np_scan(self->fd, 0, NP_CLEAR, self->p, 2 * per, NULL, NULL, &q));
+	(void)*(volatile char *)(self->p + NP_PMD + 7 * psz);
+	ASSERT_EQ(0, np_query_range(self->fd, 0, NUMAPLACE_QUERY_ACCESS | NP_CLEAR,
+				    (uintptr_t)self->p, self->len, &run, 1,
+				    NULL, NULL, 0, &q));
+	ASSERT_EQ(per, q.done);
+	EXPECT_FALSE(run.kind & NUMAPLACE_KIND_YOUNG);
+	EXPECT_EQ(0, q.nr_young);
+	ASSERT_EQ(0, np_query_range(self->fd, 0, NUMAPLACE_QUERY_ACCESS | NP_CLEAR,
+				    (uintptr_t)self->p + NP_PMD, NP_PMD, &run, 1,
+				    NULL, NULL, 0, &q));
+	ASSERT_EQ(per, q.done);
+	EXPECT_TRUE(run.kind & NUMAPLACE_KIND_YOUNG);
+	EXPECT_TRUE(run.kind & NUMAPLACE_KIND_PMD);
+	EXPECT_EQ(per, q.nr_young);
 }
 
 /* A 2 MiB hugetlb page: young as a whole, cleared. */
@@ -764,13 +924,16 @@ static int np_ac_become_target(void *arg)
 	return np_ac_target(w->r);
 }
 
+/* What np_ac_probe_as() drops of root's capabilities. */
+#define NP_AC_NO_OVERRIDE	1	/* CAP_DAC_OVERRIDE */
+#define NP_AC_NO_SEARCH		2	/* CAP_DAC_READ_SEARCH */
+
 /*
- * In a child that becomes @uid (keeping @keep_cap's effective
- * capability set when @uid is 0, less CAP_DAC_OVERRIDE and
- * CAP_DAC_READ_SEARCH when @no_dac), dumpable or not, probe @pid (0: the
- * child's own page). 0 when it ran to the end.
+ * In a child that becomes @uid (root: less the capabilities @drop
+ * names), dumpable or not, probe @pid (0: the child's own page). 0 when
+ * it ran to the end.
  */
-static int np_ac_probe_as(uid_t uid, int dumpable, int no_dac, int pid,
+static int np_ac_probe_as(uid_t uid, int dumpable, int drop, int pid,
 			  struct np_ac_probe *r)
 {
 	int status;
@@ -783,8 +946,9 @@ static int np_ac_probe_as(uid_t uid, int dumpable, int no_dac, int pid,
 
 		if (uid && np_drop_to(uid))
 			_exit(2);
-		if (no_dac && (np_drop_cap(CAP_DAC_OVERRIDE) ||
-			       np_drop_cap(CAP_DAC_READ_SEARCH)))
+		if ((drop & NP_AC_NO_OVERRIDE) && np_drop_cap(CAP_DAC_OVERRIDE))
+			_exit(3);
+		if ((drop & NP_AC_NO_SEARCH) && np_drop_cap(CAP_DAC_READ_SEARCH))
 			_exit(3);
 		if (!pid && np_ac_target(r))
 			_exit(4);
@@ -945,11 +1109,33 @@ NP_TEST_F(access_perm, root_without_dac)
 	pid_t pid = np_ac_spawn(self, NP_NOBODY, 1);
 
 	ASSERT_GT(pid, 0);
-	ASSERT_EQ(0, np_ac_probe_as(0, 1, 1, pid, self->r));
+	ASSERT_EQ(0, np_ac_probe_as(0, 1, NP_AC_NO_OVERRIDE | NP_AC_NO_SEARCH,
+				    pid, self->r));
 	EXPECT_EQ(-EACCES, self->r->pagemap);
 	EXPECT_EQ(-EACCES, self->r->clear_refs);
 	EXPECT_EQ(0, self->r->query);
 	np_ac_expect(_metadata, self->r, 0, self->exact, "root without DAC");
+}
+
+/*
+ * Root with CAP_DAC_READ_SEARCH but not CAP_DAC_OVERRIDE: a nobody's
+ * pagemap opens, its clear_refs does not (a write needs OVERRIDE): the
+ * scan reads and may not clear.
+ */
+NP_TEST_F(access_perm, root_read_search_only)
+{
+	NP_SKIPPED();
+	pid_t pid = np_ac_spawn(self, NP_NOBODY, 1);
+
+	ASSERT_GT(pid, 0);
+	ASSERT_EQ(0, np_ac_probe_as(0, 1, NP_AC_NO_OVERRIDE, pid, self->r));
+	EXPECT_EQ(0, self->r->pagemap);
+	EXPECT_EQ(-EACCES, self->r->clear_refs);
+	np_ac_expect(_metadata, self->r, 0, self->exact, "root, read-search only");
+	if (self->exact) {
+		EXPECT_EQ(0, self->r->read);
+		EXPECT_EQ(-EACCES, self->r->clear);
+	}
 }
 
 NP_HARNESS_MAIN

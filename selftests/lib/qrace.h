@@ -49,7 +49,8 @@
 		   NUMAPLACE_KIND_SPECIAL | NUMAPLACE_KIND_NOVMA)
 #define QR_KINDS  (QR_STATES | NUMAPLACE_KIND_PMD | NUMAPLACE_KIND_PUD |	\
 		   NUMAPLACE_KIND_HUGETLB | NUMAPLACE_KIND_ANON |	\
-		   NUMAPLACE_KIND_FILE | NUMAPLACE_KIND_PROTNONE)
+		   NUMAPLACE_KIND_FILE | NUMAPLACE_KIND_PROTNONE |	\
+		   NUMAPLACE_KIND_YOUNG | NUMAPLACE_KIND_DIRTY)
 
 /* What a querier thread asks. */
 enum qr_qtype {
@@ -66,6 +67,8 @@ struct qr_ctx {
 	__u32 nr_nodes;
 	__u64 node_memory[NUMAPLACE_NODE_WORDS];
 	int new_kernel;
+	/* The access scan's flags the range queriers add every other call. */
+	__u32 access_flags;
 	int self_pid;
 	/* The target: 0 (its own pid on half the calls), or a child. */
 	int pid;

@@ -709,6 +709,12 @@ int qr_env_open(struct qr_env *e, char *why, size_t len)
 	x->nr_nodes = e->c.nr_nodes;
 	memcpy(x->node_memory, e->info.node_memory, sizeof(x->node_memory));
 	x->new_kernel = e->c.new_kernel;
+	/* Clearing young bits under every race: a clear takes the locks. */
+	if (e->info.features & NUMAPLACE_FEAT_ACCESS)
+		x->access_flags = NUMAPLACE_QUERY_ACCESS |
+				  NUMAPLACE_QUERY_CLEAR_ACCESS;
+	if (e->info.features & NUMAPLACE_FEAT_ACCESS_FLUSH)
+		x->access_flags |= NUMAPLACE_QUERY_FLUSH_TLB;
 	x->self_pid = getpid();
 	/* Its scanner would make PROT_NONE hints at random moments. */
 	np_write_str("/proc/sys/kernel/numa_balancing", "0");

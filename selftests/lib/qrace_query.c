@@ -80,6 +80,9 @@ static const char *qr_run_rule(const struct qr_ctx *x,
 	if ((k & (NUMAPLACE_KIND_PMD | NUMAPLACE_KIND_PUD)) &&
 	    (k & (NUMAPLACE_KIND_NONE | NUMAPLACE_KIND_NOVMA)))
 		return "a huge entry on a hole";
+	if ((k & (NUMAPLACE_KIND_YOUNG | NUMAPLACE_KIND_DIRTY)) &&
+	    (!(k & NUMAPLACE_KIND_PRESENT) || (k & NUMAPLACE_KIND_PROTNONE)))
+		return "access bits on no present page, or on a PROT_NONE one";
 	if (legacy)
 		return NULL;
 	if ((k & NUMAPLACE_KIND_ZERO) && node != -EFAULT)
@@ -272,6 +275,12 @@ static __u32 qr_flags(struct qr_q *qq)
 	return qq->calls & 1 ? NUMAPLACE_QUERY_AS_SYSCALL : 0;
 }
 
+/* Range mode: also the access scan, clearing, every other pair of calls. */
+static __u32 qr_range_flags(struct qr_q *qq)
+{
+	return qr_flags(qq) | (qq->calls & 4 ? qq->x->access_flags : 0);
+}
+
 /* 1 when the call may go on to the checks. */
 static int qr_ret(struct qr_q *qq, const char *what, int ret)
 {
@@ -295,10 +304,11 @@ static void qr_one_range(struct qr_q *qq)
 {
 	struct qr_ctx *x = qq->x;
 	size_t n = x->qpages;
-	__u32 flags = qr_flags(qq);
+	__u32 flags = qr_range_flags(qq);
 	int legacy = (flags & NUMAPLACE_QUERY_AS_SYSCALL) && !x->new_kernel;
 	struct numaplace_query q;
-	const char *what = flags ? "range as_syscall" : "range";
+	const char *what = flags & NUMAPLACE_QUERY_AS_SYSCALL ?
+			   "range as_syscall" : "range";
 	int ret;
 
 	for (size_t i = 0; i <= n; i++)
@@ -331,7 +341,7 @@ static void qr_one_resume(struct qr_q *qq)
 	struct qr_ctx *x = qq->x;
 	__u32 cap = caps[rand_r(&qq->seed) % 6];
 	size_t n = x->qpages, done = 0, calls = 0;
-	__u32 flags = qr_flags(qq);
+	__u32 flags = qr_range_flags(qq);
 	int legacy = (flags & NUMAPLACE_QUERY_AS_SYSCALL) && !x->new_kernel;
 	int pid = qr_pid(qq), ret;
 	struct numaplace_query q;
@@ -343,7 +353,7 @@ static void qr_one_resume(struct qr_q *qq)
 		unsigned long at = x->qstart + done * x->psz;
 
 		snprintf(what, sizeof(what), "resume cap %u%s call %zu", cap,
-			 flags ? " as_syscall" : "", calls);
+			 flags & NUMAPLACE_QUERY_AS_SYSCALL ? " as_syscall" : "", calls);
 		if (++calls > n + 1) {
 			qr_bad(x, "%s: no end", what);
 			return;
@@ -452,8 +462,9 @@ static void qr_one_array(struct qr_q *qq)
 static void qr_one_huge(struct qr_q *qq)
 {
 	struct qr_ctx *x = qq->x;
-	__u32 flags = qr_flags(qq);
-	const char *what = flags ? "huge range as_syscall" : "huge range";
+	__u32 flags = qr_range_flags(qq);
+	const char *what = flags & NUMAPLACE_QUERY_AS_SYSCALL ?
+			   "huge range as_syscall" : "huge range";
 	struct numaplace_query q;
 	int ret;
 
