@@ -91,6 +91,19 @@ static bool np_access_may_clear(struct np_walk *w, unsigned long addr)
 }
 
 /*
+ * As damon_ptep_mkold(): reclaim's folio_referenced() still counts the
+ * access; as folio_referenced(): an accessed folio is not idle. Each flag
+ * read first: most folios a daemon scans again have them already.
+ */
+static void np_access_folio_young(struct folio *folio)
+{
+	if (!folio_test_young(folio))
+		folio_set_young(folio);
+	if (folio_test_idle(folio))
+		folio_clear_idle(folio);
+}
+
+/*
  * The young bit at @entryp (a PTE, PMD or PUD, with its lock held), read
  * as @young: cleared with the secondary MMUs' for [@addr, @addr + @size),
  * the folio of @pfn told. Return: NUMAPLACE_KIND_YOUNG or 0.
@@ -100,7 +113,6 @@ static u32 np_access_young(struct np_walk *w, unsigned long *entryp,
 			   unsigned long pfn)
 {
 	struct np_access *a = w->access;
-	struct folio *folio;
 	bool cpu;
 
 	if (!np_access_may_clear(w, addr))
@@ -117,13 +129,7 @@ static u32 np_access_young(struct np_walk *w, unsigned long *entryp,
 		young |= np_ksyms.mmu_clear_young(w->mm, addr, addr + size);
 	if (!young)
 		return 0;
-	folio = page_folio(pfn_to_page(pfn));
-	/*
-	 * As damon_ptep_mkold(): reclaim's folio_referenced() still counts
-	 * the access; as folio_referenced(): an accessed folio is not idle.
-	 */
-	folio_set_young(folio);
-	folio_clear_idle(folio);
+	np_access_folio_young(page_folio(pfn_to_page(pfn)));
 	return NUMAPLACE_KIND_YOUNG;
 }
 
@@ -144,6 +150,38 @@ u32 np_access_pte(struct np_walk *w, pte_t *ptep, pte_t pte,
 
 	return access | np_access_young(w, (unsigned long *)&ptep->pte,
 					pte_young(pte), addr, PAGE_SIZE, pfn);
+}
+
+/**
+ * np_access_clear_ptes - clear the young bits of @n young plain pages
+ * @w: the walk, with the PTE table's lock held, in an mm without mmu
+ *	notifiers (so that each page's answer is its CPU bit, which only
+ *	the CPU sets and every clearer clears under that lock: young)
+ * @ptep: the first entry
+ * @addr: its address
+ * @n: entries, every one young with a struct page (the walker's scan)
+ */
+void np_access_clear_ptes(struct np_walk *w, pte_t *ptep, unsigned long addr,
+			  unsigned long n)
+{
+	struct np_access *a = w->access;
+	struct folio *folio, *last = NULL;
+	unsigned long i;
+
+	/* One VMA, one PTE table: one answer for them all. */
+	if (!np_access_may_clear(w, addr))
+		return;
+	for (i = 0; i < n; i++) {
+		test_and_clear_bit(_PAGE_BIT_ACCESSED,
+				   (unsigned long *)&ptep[i].pte);
+		/* A large folio's pages, PTE-mapped, follow each other. */
+		folio = page_folio(pfn_to_page(pte_pfn(ptep_get(ptep + i))));
+		if (folio != last)
+			np_access_folio_young(folio);
+		last = folio;
+	}
+	a->flush_start = min(a->flush_start, addr);
+	a->flush_end = max(a->flush_end, addr + (n << PAGE_SHIFT));
 }
 
 /**

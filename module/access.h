@@ -37,6 +37,8 @@ int np_access_begin(struct np_access *a, struct mm_struct *mm, u32 flags);
 void np_access_end(struct np_access *a, struct mm_struct *mm);
 u32 np_access_pte(struct np_walk *w, pte_t *ptep, pte_t pte,
 		  unsigned long addr, unsigned long pfn);
+void np_access_clear_ptes(struct np_walk *w, pte_t *ptep, unsigned long addr,
+			  unsigned long n);
 u32 np_access_leaf(struct np_walk *w, void *leafp, unsigned long addr,
 		   unsigned long size, unsigned long pfn, bool whole);
 struct np_run;

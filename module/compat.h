@@ -188,6 +188,16 @@ static __always_inline bool np_native_pgtables(void)
 
 /* A present PTE with no special or devmap bit (so not PROT_NONE either). */
 #define NP_PTE_PLAIN_MASK (_PAGE_PRESENT | _PAGE_SPECIAL | NP_PAGE_DEVMAP)
+/*
+ * The bits pte_young() and pte_dirty() test: v6.6 "x86/mm: Start actually
+ * marking _PAGE_SAVED_DIRTY" (shadow stacks) made pte_dirty() test
+ * _PAGE_DIRTY_BITS, the hardware's dirty bit or the saved one.
+ */
+#ifdef _PAGE_DIRTY_BITS
+#define NP_PTE_ACCESS_MASK (_PAGE_ACCESSED | _PAGE_DIRTY_BITS)
+#else
+#define NP_PTE_ACCESS_MASK (_PAGE_ACCESSED | _PAGE_DIRTY)
+#endif
 /* The same for a PMD leaf, writable (never the huge zero page). */
 #define NP_PMD_PLAIN_MASK (NP_PTE_PLAIN_MASK | _PAGE_PSE | _PAGE_RW)
 #define NP_PMD_PLAIN	  (_PAGE_PRESENT | _PAGE_PSE | _PAGE_RW)

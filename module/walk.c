@@ -21,6 +21,7 @@
  */
 #include <linux/hugetlb.h>
 #include <linux/mm.h>
+#include <linux/mmu_notifier.h>
 #include <linux/pagemap.h>
 #include <linux/rcupdate.h>
 #include <linux/rcupdate_wait.h> /* cond_resched_rcu() on 6.12 */
@@ -207,8 +208,58 @@ static __always_inline bool np_walk_extends(const struct np_walk *w,
 }
 
 /*
- * np_walk_ptes() for an access scan: every entry looked at, its young and
- * dirty bits in its kind (np_access_pte() clears young ones when asked).
+ * The access scan's hot loop: how many of the @max PTEs at @ptep are
+ * plain pages inside the pfn span [@lo, @lo + @len) with the access bits
+ * @bits (young, dirty) of the page before them.
+ */
+static __always_inline unsigned long np_walk_scan_access(const pte_t *ptep,
+							 unsigned long max,
+							 unsigned long lo,
+							 unsigned long len,
+							 pteval_t bits)
+{
+	const pteval_t mask = NP_PTE_PLAIN_MASK | NP_PTE_ACCESS_MASK;
+	const pteval_t want = _PAGE_PRESENT | bits;
+	unsigned long n;
+
+	for (n = 0; n < max; n++) {
+		pteval_t v = READ_ONCE(ptep[n].pte);
+
+		if ((v & mask) != want ||
+		    ((v & PTE_PFN_MASK) >> PAGE_SHIFT) - lo >= len)
+			break;
+	}
+	return n;
+}
+
+/*
+ * After a plain page at @ptep - 1 added to the pending run: the pages
+ * after it with the same answer and access bits join the run at once.
+ * A clear with mmu notifiers asks each page's secondary MMUs, whose
+ * answers may differ: no shortcut there. Return: the pages taken.
+ */
+static unsigned long np_walk_access_more(struct np_walk *w, pte_t *ptep,
+					 unsigned long addr, unsigned long max,
+					 pte_t first)
+{
+	pteval_t bits = pte_val(first) & NP_PTE_ACCESS_MASK;
+	unsigned long n;
+
+	if (!np_native_pgtables() || w->cur.status != w->nm.span.nid ||
+	    (w->flags & NP_WALK_PFN_CONTIG) ||
+	    (w->access->clear && mm_has_notifiers(w->mm)))
+		return 0;
+	n = np_walk_scan_access(ptep, max, w->nm.span.start,
+				w->nm.span.end - w->nm.span.start, bits);
+	if (n && w->access->clear && (bits & _PAGE_ACCESSED))
+		np_access_clear_ptes(w, ptep, addr, n);
+	w->cur.nr_pages += n;
+	return n;
+}
+
+/*
+ * np_walk_ptes() for an access scan: every entry's young and dirty bits
+ * in its kind (np_access_pte() clears young ones when asked).
  */
 static void np_walk_ptes_access(struct np_walk *w, pte_t *ptep,
 				unsigned long addr, unsigned long end)
@@ -217,10 +268,11 @@ static void np_walk_ptes_access(struct np_walk *w, pte_t *ptep,
 	int status;
 	u32 kind;
 
-	for (; addr != end; ptep++, addr += PAGE_SIZE) {
+	while (addr != end) {
 		pte_t pte = ptep_get(ptep);
+		bool plain = np_pte_plain(pte);
 
-		if (likely(np_pte_plain(pte))) {
+		if (likely(plain)) {
 			kind = w->vma_kind | NUMAPLACE_KIND_PRESENT;
 			pfn = pte_pfn(pte);
 			status = np_walk_pfn_status(w, pfn, &kind);
@@ -231,9 +283,21 @@ static void np_walk_ptes_access(struct np_walk *w, pte_t *ptep,
 		if ((kind & (NUMAPLACE_KIND_PRESENT | NUMAPLACE_KIND_PROTNONE)) ==
 		    NUMAPLACE_KIND_PRESENT)
 			kind |= np_access_pte(w, ptep, pte, addr, pfn);
+		else
+			plain = false;
 		w->entryp = ptep;
 		if (!np_walk_add(w, addr, 1, pfn, status, kind))
 			return;
+		ptep++;
+		addr += PAGE_SIZE;
+		if (plain && addr != end) {
+			unsigned long n = np_walk_access_more(w, ptep, addr,
+							      (end - addr) >> PAGE_SHIFT,
+							      pte);
+
+			ptep += n;
+			addr += n << PAGE_SHIFT;
+		}
 	}
 }
 

@@ -61,6 +61,8 @@ enum np_method_id {
 	NP_M_RUNS,
 	NP_M_TOTALS,
 	NP_M_DROPIN,
+	NP_M_ACCESS,
+	NP_M_ACCESS_CLEAR,
 	NP_NR_METHODS,
 };
 
@@ -68,6 +70,7 @@ struct np_method {
 	const char *name;
 	int (*fn)(struct np_bench *b);
 	int needs_device;
+	void (*prep)(struct np_bench *b);	/* before the timing, or NULL */
 };
 
 /* What one variant measured, for the table. */
@@ -131,6 +134,48 @@ static int np_m_runs(struct np_bench *b)
 	return 0;
 }
 
+/* The access scan: runs with young and dirty bits, cleared with @flags. */
+static int np_access_pass(struct np_bench *b, unsigned int flags)
+{
+	size_t off = 0, nr, done;
+	int ret;
+
+	while (off < b->nr_pages) {
+		ret = numaplace_access_runs(0, b->buf + off * b->page_size,
+					    (b->nr_pages - off) * b->page_size,
+					    flags, b->runs, NP_RUNS_CAP, &nr,
+					    &done, NULL);
+		if (ret)
+			return ret;
+		if (!done)
+			return -EIO;
+		off += done;
+	}
+	return 0;
+}
+
+static int np_m_access(struct np_bench *b)
+{
+	return np_access_pass(b, 0);
+}
+
+/*
+ * Every page young when the clearing pass starts, as a tiering daemon
+ * finds a busy buffer: each page is read first, outside the timing (the
+ * last pass flushed the TLB, so the read sets the bit).
+ */
+static void np_touch_all(struct np_bench *b)
+{
+	for (size_t i = 0; i < b->nr_pages; i++)
+		(void)*(volatile char *)(b->buf + i * b->page_size);
+}
+
+static int np_m_access_clear(struct np_bench *b)
+{
+	return np_access_pass(b, NUMAPLACE_QUERY_CLEAR_ACCESS |
+				 NUMAPLACE_QUERY_FLUSH_TLB);
+}
+
 static int np_m_totals(struct np_bench *b)
 {
 	return numaplace_query_totals(0, b->buf, b->nr_pages * b->page_size,
@@ -151,6 +196,9 @@ static const struct np_method np_methods[NP_NR_METHODS] = {
 	[NP_M_RUNS] = { "numaplace runs", np_m_runs, 1 },
 	[NP_M_TOTALS] = { "numaplace totals only", np_m_totals, 1 },
 	[NP_M_DROPIN] = { "numaplace_move_pages()", np_m_dropin, 1 },
+	[NP_M_ACCESS] = { "numaplace access scan, read", np_m_access, 1 },
+	[NP_M_ACCESS_CLEAR] = { "access scan, clear+flush", np_m_access_clear, 1,
+				np_touch_all },
 };
 
 static void np_time_one(struct np_bench *b, struct np_result *res, int m)
@@ -160,6 +208,8 @@ static void np_time_one(struct np_bench *b, struct np_result *res, int m)
 
 	if (res->err[m] || (np_methods[m].needs_device && !np_have_device))
 		return;
+	if (np_methods[m].prep)
+		np_methods[m].prep(b);
 	t0 = np_bench_now_ms();
 	ret = np_methods[m].fn(b);
 	ms = np_bench_now_ms() - t0;
@@ -391,6 +441,8 @@ static void np_print_table(const struct np_result *res, int nr)
 		{ "pagemap / numaplace runs", NP_M_PAGEMAP, NP_M_RUNS },
 		{ "move_pages / drop-in", NP_M_MOVE_PAGES, NP_M_DROPIN },
 		{ "pagemap / drop-in", NP_M_PAGEMAP, NP_M_DROPIN },
+		{ "access read / runs", NP_M_ACCESS, NP_M_RUNS },
+		{ "access clear / runs", NP_M_ACCESS_CLEAR, NP_M_RUNS },
 	};
 	char hdr[32];
 	size_t i;

@@ -91,6 +91,20 @@ int numaplace_query_runs(int pid, const void *start, size_t len,
 			 size_t *nr_runs, size_t *done);
 
 /*
+ * The access scan (INFO's NUMAPLACE_FEAT_ACCESS): numaplace_query_runs()
+ * whose runs also say NUMAPLACE_KIND_YOUNG and NUMAPLACE_KIND_DIRTY.
+ * @flags: 0 (read), or NUMAPLACE_QUERY_CLEAR_ACCESS (test-and-clear the
+ * young bits), with NUMAPLACE_QUERY_FLUSH_TLB (then one TLB flush, so
+ * that the next access sets the bit again: FEAT_ACCESS_FLUSH). Reading
+ * needs what /proc/PID/pagemap needs, clearing what clear_refs needs.
+ * *@nr_young, if not NULL, gets the young pages of *@done. 0 or -errno.
+ */
+int numaplace_access_runs(int pid, const void *start, size_t len,
+			  unsigned int flags, struct numaplace_run *runs,
+			  size_t cap, size_t *nr_runs, size_t *done,
+			  size_t *nr_young);
+
+/*
  * Per-node page totals of [start, start + len) in one call: @node_pages
  * has @nr_nodes entries (nr_node_ids is enough); *@unplaced, if not NULL,
  * gets the number of pages with no node (absent, zero page, no VMA).

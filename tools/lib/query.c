@@ -265,6 +265,21 @@ static void np_query_range_init(struct numaplace_query *q, int pid,
 	q->len = len;
 }
 
+/* A range-mode QUERY with @flags into @runs: the runs calls' one body. */
+static int np_query_runs_flags(int pid, const void *start, size_t len,
+			       __u32 flags, struct numaplace_run *runs,
+			       size_t cap, struct numaplace_query *q)
+{
+	/* No buffer would answer the whole range and return no runs. */
+	if (!runs || !cap)
+		return -EINVAL;
+	np_query_range_init(q, pid, start, len);
+	q->flags = flags;
+	q->runs_ptr = (uintptr_t)runs;
+	q->runs_cap = cap > UINT32_MAX ? UINT32_MAX : cap;
+	return numaplace_ioctl(NUMAPLACE_IOC_QUERY, q);
+}
+
 NP_EXPORT int numaplace_query_runs(int pid, const void *start, size_t len,
 				   struct numaplace_run *runs, size_t cap,
 				   size_t *nr_runs, size_t *done)
@@ -272,19 +287,39 @@ NP_EXPORT int numaplace_query_runs(int pid, const void *start, size_t len,
 	struct numaplace_query q;
 	int ret;
 
-	/* No buffer would answer the whole range and return no runs. */
-	if (!runs || !cap)
-		return -EINVAL;
-	np_query_range_init(&q, pid, start, len);
-	q.runs_ptr = (uintptr_t)runs;
-	q.runs_cap = cap > UINT32_MAX ? UINT32_MAX : cap;
-	ret = numaplace_ioctl(NUMAPLACE_IOC_QUERY, &q);
+	ret = np_query_runs_flags(pid, start, len, 0, runs, cap, &q);
 	if (ret)
 		return ret;
 	if (nr_runs)
 		*nr_runs = q.nr_runs;
 	if (done)
 		*done = q.done;
+	return 0;
+}
+
+NP_EXPORT int numaplace_access_runs(int pid, const void *start, size_t len,
+				    unsigned int flags,
+				    struct numaplace_run *runs, size_t cap,
+				    size_t *nr_runs, size_t *done,
+				    size_t *nr_young)
+{
+	const unsigned int known = NUMAPLACE_QUERY_CLEAR_ACCESS |
+				   NUMAPLACE_QUERY_FLUSH_TLB;
+	struct numaplace_query q;
+	int ret;
+
+	if (flags & ~known)
+		return -EINVAL;
+	ret = np_query_runs_flags(pid, start, len,
+				  flags | NUMAPLACE_QUERY_ACCESS, runs, cap, &q);
+	if (ret)
+		return ret;
+	if (nr_runs)
+		*nr_runs = q.nr_runs;
+	if (done)
+		*done = q.done;
+	if (nr_young)
+		*nr_young = q.nr_young;
 	return 0;
 }
 
