@@ -36,6 +36,7 @@ struct np_row {
 struct np_query_cmd {
 	int pid;			/* 0: the caller (this tool) */
 	int all, json, runs;
+	unsigned int access;		/* -1U: no access scan, else its flags */
 	struct np_range range;		/* RANGE, if given */
 	struct numaplace_info info;
 	unsigned int nr_nodes;		/* info.nr_node_ids, at least 1 */
@@ -61,13 +62,16 @@ static const struct np_bit_name np_kind_names[] = {
 	{ NUMAPLACE_KIND_SPECIAL, "special" },
 	{ NUMAPLACE_KIND_PROTNONE, "protnone" },
 	{ NUMAPLACE_KIND_OTHER, "other" },
+	{ NUMAPLACE_KIND_YOUNG, "young" },
+	{ NUMAPLACE_KIND_DIRTY, "dirty" },
 };
 
 static const struct np_bits np_kind_bits = {
 	np_kind_names, NP_ARRAY_SIZE(np_kind_names), ",", "-", 1,
 };
 
-enum { NP_OPT_ALL = 256, NP_OPT_JSON, NP_OPT_RUNS };
+enum { NP_OPT_ALL = 256, NP_OPT_JSON, NP_OPT_RUNS, NP_OPT_ACCESS,
+	NP_OPT_CLEAR_ACCESS };
 
 static const struct np_opt np_query_opts[] = {
 	{ "pid", 'p', required_argument, 'p', "PID",
@@ -78,11 +82,15 @@ static const struct np_opt np_query_opts[] = {
 	  "print JSON instead of a table" },
 	{ "runs", 0, no_argument, NP_OPT_RUNS, NULL,
 	  "also list the runs: start, pages, node, kind" },
+	{ "access", 0, no_argument, NP_OPT_ACCESS, NULL,
+	  "the runs with their young and dirty bits (--runs)" },
+	{ "clear-access", 0, no_argument, NP_OPT_CLEAR_ACCESS, NULL,
+	  "the same, and clear the young bits (TLB flushed)" },
 };
 
 static const struct np_cmd_desc np_query_desc = {
 	.name = "query",
-	.synopsis = "[-p PID] [RANGE | --all] [--json] [--runs]",
+	.synopsis = "[-p PID] [RANGE | --all] [--json] [--runs | --access | --clear-access]",
 	.opts = np_query_opts,
 	.nr_opts = NP_ARRAY_SIZE(np_query_opts),
 	.operands = NP_RANGE_HELP,
@@ -221,9 +229,15 @@ static int np_print_row_runs(struct np_out *o, const struct np_query_cmd *c,
 	int ret;
 
 	while (addr < row->end) {
-		ret = numaplace_query_runs(c->pid, (void *)(uintptr_t)addr,
-					   row->end - addr, buf,
-					   NP_RUNS_BATCH, &nr, &done);
+		if (c->access == -1U)
+			ret = numaplace_query_runs(c->pid, (void *)(uintptr_t)addr,
+						   row->end - addr, buf,
+						   NP_RUNS_BATCH, &nr, &done);
+		else
+			ret = numaplace_access_runs(c->pid, (void *)(uintptr_t)addr,
+						    row->end - addr, c->access,
+						    buf, NP_RUNS_BATCH, &nr,
+						    &done, NULL);
 		if (!ret && (!done || done > (row->end - addr) /
 					     c->info.page_size))
 			ret = -EIO;	/* the module made no sense */
@@ -431,9 +445,14 @@ static int np_query_open(struct np_query_cmd *c)
 	int ret;
 
 	ret = np_handshake("numaplace", &c->info, 1ULL << NUMAPLACE_CMD_QUERY,
-			   NUMAPLACE_FEAT_QUERY, "query pages");
+			   c->access == -1U ? NUMAPLACE_FEAT_QUERY :
+			   NUMAPLACE_FEAT_ACCESS, "query pages");
 	if (ret)
 		return ret;
+	/* A clear is flushed where the kernel can: else a page in use looks idle. */
+	if (c->access && c->access != -1U &&
+	    (c->info.features & NUMAPLACE_FEAT_ACCESS_FLUSH))
+		c->access |= NUMAPLACE_QUERY_FLUSH_TLB;
 	c->nr_nodes = c->info.nr_node_ids ? c->info.nr_node_ids : 1;
 	if (c->nr_nodes > NUMAPLACE_MAX_NODES)
 		c->nr_nodes = NUMAPLACE_MAX_NODES;
@@ -464,6 +483,14 @@ static int np_query_opt(void *data, int opt, const char *arg)
 	case NP_OPT_RUNS:
 		c->runs = 1;
 		break;
+	case NP_OPT_ACCESS:
+		c->runs = 1;
+		c->access = 0;
+		break;
+	case NP_OPT_CLEAR_ACCESS:
+		c->runs = 1;
+		c->access = NUMAPLACE_QUERY_CLEAR_ACCESS;
+		break;
 	}
 	return NP_EXIT_OK;
 }
@@ -493,7 +520,7 @@ static void np_query_free(struct np_query_cmd *c)
 int np_cmd_query(int argc, char **argv)
 {
 	struct numaplace_run *buf = NULL;
-	struct np_query_cmd c = { 0 };
+	struct np_query_cmd c = { .access = -1U };
 	int ret;
 
 	ret = np_query_args(&c, argc, argv);
