@@ -161,6 +161,18 @@ static __always_inline bool np_pte_plain(pte_t pte)
 	       !np_pte_devmap(pte);
 }
 
+/* One PTE's answer: its status, its pfn and kind into *@pfn and *@kind. */
+static __always_inline int np_walk_pte_answer(struct np_walk *w, pte_t pte,
+					      unsigned long *pfn, u32 *kind)
+{
+	if (likely(np_pte_plain(pte))) {
+		*kind = w->vma_kind | NUMAPLACE_KIND_PRESENT;
+		*pfn = pte_pfn(pte);
+		return np_walk_pfn_status(w, *pfn, kind);
+	}
+	return np_walk_pte_slow(w, pte, pfn, kind);
+}
+
 /*
  * How many of the @max PTEs at @ptep are plain pages inside the pfn span
  * [@lo, @lo + @len): the hot loop, one load an entry, state in registers.
@@ -272,13 +284,7 @@ static void np_walk_ptes_access(struct np_walk *w, pte_t *ptep,
 		pte_t pte = ptep_get(ptep);
 		bool plain = np_pte_plain(pte);
 
-		if (likely(plain)) {
-			kind = w->vma_kind | NUMAPLACE_KIND_PRESENT;
-			pfn = pte_pfn(pte);
-			status = np_walk_pfn_status(w, pfn, &kind);
-		} else {
-			status = np_walk_pte_slow(w, pte, &pfn, &kind);
-		}
+		status = np_walk_pte_answer(w, pte, &pfn, &kind);
 		/* A page with a struct page; no NUMA-hinting entry's bits. */
 		if ((kind & (NUMAPLACE_KIND_PRESENT | NUMAPLACE_KIND_PROTNONE)) ==
 		    NUMAPLACE_KIND_PRESENT)
@@ -319,15 +325,7 @@ static void np_walk_ptes(struct np_walk *w, pte_t *ptep, unsigned long addr,
 			if (i == nr)
 				break;
 		}
-		pte_t pte = ptep_get(ptep + i);
-
-		if (likely(np_pte_plain(pte))) {
-			kind = present;
-			pfn = pte_pfn(pte);
-			status = np_walk_pfn_status(w, pfn, &kind);
-		} else {
-			status = np_walk_pte_slow(w, pte, &pfn, &kind);
-		}
+		status = np_walk_pte_answer(w, ptep_get(ptep + i), &pfn, &kind);
 		if (!np_walk_add(w, addr + (i << PAGE_SHIFT), 1, pfn, status,
 				 kind))
 			return;

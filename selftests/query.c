@@ -452,19 +452,12 @@ NP_TEST_F(kinds, pfnmap_devmem)
 NP_TEST_F(kinds, hugetlb)
 {
 	NP_SKIPPED();
-	char val[32];
-	long have;
+	int ret = np_hp_grow(self->node, 2, self->hp_path,
+			     sizeof(self->hp_path), &self->hp_orig);
 
-	snprintf(self->hp_path, sizeof(self->hp_path),
-		 "/sys/devices/system/node/node%d/hugepages/hugepages-2048kB/nr_hugepages",
-		 self->node);
-	have = np_read_long(self->hp_path);
-	if (have < 0)
+	if (ret == -ENOENT)
 		SKIP(return, "no %s", self->hp_path);
-	self->hp_orig = have;
-	snprintf(val, sizeof(val), "%ld", have + 2);
-	np_write_str(self->hp_path, val);
-	if (np_read_long(self->hp_path) < have + 2)
+	if (ret)
 		SKIP(return, "no free 2 MiB huge pages on node %d", self->node);
 	self->hp_map = mmap(NULL, 2 * NP_PMD, PROT_READ | PROT_WRITE,
 			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);

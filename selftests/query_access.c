@@ -87,6 +87,22 @@ static size_t np_ac_count(const char *v, size_t n)
 	return c;
 }
 
+/*
+ * @n pages of private anonymous memory, no THP, written: every page
+ * present and young. NULL on failure.
+ */
+static char *np_ac_anon(size_t n)
+{
+	char *p = mmap(NULL, n * psz, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	madvise(p, n * psz, MADV_NOHUGEPAGE);
+	memset(p, 1, n * psz);
+	return p;
+}
+
 /* One round of the workload over @n pages at @p. */
 static void np_touch(char *p, size_t n)
 {
@@ -300,17 +316,15 @@ static int np_ac_remote_start(struct np_ac_remote *t, char **shared)
 	if (t->pid < 0)
 		return -1;
 	if (!t->pid) {
-		char *p = mmap(NULL, NP_AC_PAGES * psz, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		char *p;
 
 		close(cmd[1]);
 		close(ack[0]);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		np_ac_pin(1);
-		if (p == MAP_FAILED)
+		p = np_ac_anon(NP_AC_PAGES);
+		if (!p)
 			_exit(1);
-		madvise(p, NP_AC_PAGES * psz, MADV_NOHUGEPAGE);
-		memset(p, 1, NP_AC_PAGES * psz);
 		*shared = p;
 		while (read(cmd[0], &c, 1) == 1) {
 			np_touch(p, NP_AC_PAGES);
@@ -397,13 +411,8 @@ NP_TEST_F(access, resume)
 
 	NP_NEED_FLUSH();
 	self->len = n * psz;
-	self->p = mmap(NULL, self->len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, self->p) {
-		self->p = NULL;
-	}
-	madvise(self->p, self->len, MADV_NOHUGEPAGE);
-	memset(self->p, 1, self->len);
+	self->p = np_ac_anon(n);
+	ASSERT_NE(NULL, self->p);
 	ASSERT_EQ(0, np_scan(self->fd, 0, NP_CLEAR, self->p, n, NULL, NULL, &q));
 	np_touch(self->p, n);
 	memset(young, 0, n);
@@ -448,13 +457,8 @@ NP_TEST_F(access, read_only)
 
 	NP_NEED_FLUSH();
 	self->len = n * psz;
-	self->p = mmap(NULL, self->len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, self->p) {
-		self->p = NULL;
-	}
-	madvise(self->p, self->len, MADV_NOHUGEPAGE);
-	memset(self->p, 1, self->len);
+	self->p = np_ac_anon(n);
+	ASSERT_NE(NULL, self->p);
 	ASSERT_EQ(0, np_scan(self->fd, 0, NP_CLEAR, self->p, n, NULL, NULL, &q));
 	np_touch(self->p, n);
 	ASSERT_EQ(0, np_scan(self->fd, 0, 0, self->p, n, a, NULL, &q));
@@ -483,13 +487,8 @@ NP_TEST_F(access, no_flush)
 	struct numaplace_query q;
 
 	self->len = n * psz;
-	self->p = mmap(NULL, self->len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, self->p) {
-		self->p = NULL;
-	}
-	madvise(self->p, self->len, MADV_NOHUGEPAGE);
-	memset(self->p, 1, self->len);
+	self->p = np_ac_anon(n);
+	ASSERT_NE(NULL, self->p);
 	for (int round = 0; round < 3; round++) {
 		ASSERT_EQ(0, np_scan(self->fd, 0, NUMAPLACE_QUERY_CLEAR_ACCESS,
 				     self->p, n, young, NULL, &q));
@@ -589,20 +588,17 @@ NP_TEST_F(access, hugetlb)
 {
 	NP_SKIPPED();
 	size_t n = 2 * NP_PMD / psz, per = NP_PMD / psz;
-	char val[32], *young = malloc(n);
+	char *young = malloc(n);
 	struct numaplace_query q;
-	long have;
+	int ret;
 
 	NP_NEED_FLUSH();
 	ASSERT_NE(NULL, young);
-	snprintf(self->hp_path, sizeof(self->hp_path), NP_HP_PATH, 0);
-	have = np_read_long(self->hp_path);
-	if (have < 0)
+	ret = np_hp_grow(0, 2, self->hp_path, sizeof(self->hp_path),
+			 &self->hp_orig);
+	if (ret == -ENOENT)
 		SKIP(return, "no %s", self->hp_path);
-	self->hp_orig = have;
-	snprintf(val, sizeof(val), "%ld", have + 2);
-	np_write_str(self->hp_path, val);
-	if (np_read_long(self->hp_path) < have + 2)
+	if (ret)
 		SKIP(return, "no free 2 MiB huge pages on node 0");
 	self->len = 2 * NP_PMD;
 	self->p = mmap(NULL, self->len, PROT_READ | PROT_WRITE,
@@ -675,14 +671,11 @@ static int np_rc_child(const char *cg, void *arg)
 	r->err = 1;
 	if (np_memcg_enter(cg))
 		return 1;
-	hot = mmap(NULL, 2 * n * psz, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	hot = np_ac_anon(2 * n);
 	r->err = 2;
-	if (hot == MAP_FAILED)
+	if (!hot)
 		return 1;
 	cold = hot + n * psz;
-	madvise(hot, 2 * n * psz, MADV_NOHUGEPAGE);
-	memset(hot, 1, 2 * n * psz);
 	r->err = 3;
 	if (np_scan(r->fd, 0, NP_CLEAR, hot, 2 * n, NULL, NULL, &q) ||
 	    np_write_str("/proc/self/clear_refs", "1"))
@@ -803,13 +796,8 @@ NP_TEST_F(access, secondary_mmu)
 		SKIP(return, "np_mn_rec.ko is not installed (%s)", NP_KO_WHERE);
 	ASSERT_EQ(0, ret);
 	self->len = n * psz;
-	self->p = mmap(NULL, self->len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, self->p) {
-		self->p = NULL;
-	}
-	madvise(self->p, self->len, MADV_NOHUGEPAGE);
-	memset(self->p, 1, self->len);
+	self->p = np_ac_anon(n);
+	ASSERT_NE(NULL, self->p);
 	base = (uintptr_t)self->p;
 	mr = open(NP_MR_DEV, O_RDWR);
 	ASSERT_LE(0, mr);

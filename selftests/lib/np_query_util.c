@@ -130,6 +130,23 @@ int np_move(char *base, size_t first, size_t n, size_t step, int node)
 	return left;
 }
 
+int np_hp_grow(int node, long more, char *path, size_t len, long *orig)
+{
+	char val[32];
+	long have;
+
+	snprintf(path, len,
+		 "/sys/devices/system/node/node%d/hugepages/hugepages-2048kB/nr_hugepages",
+		 node);
+	have = np_read_long(path);
+	if (have < 0)
+		return -ENOENT;
+	*orig = have;
+	snprintf(val, sizeof(val), "%ld", have + more);
+	np_write_str(path, val);
+	return np_read_long(path) < have + more ? -ENOMEM : 0;
+}
+
 int np_tmpfile(size_t pages)
 {
 	char path[] = "/tmp/np-query-XXXXXX";

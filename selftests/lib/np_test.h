@@ -977,6 +977,14 @@ int np_move(char *base, size_t first, size_t n, size_t step, int node);
 /* An unlinked tmpfs file under /tmp of @pages pages; fd or -1. */
 int np_tmpfile(size_t pages);
 
+/*
+ * @more 2 MiB huge pages more in node @node's pool, whose file goes to
+ * @path (@len bytes) and whose size before to *@orig (write it back
+ * there when done). 0, -ENOENT (no pool) or -ENOMEM (the pool did not
+ * grow: no free memory).
+ */
+int np_hp_grow(int node, long more, char *path, size_t len, long *orig);
+
 /* Write 64 bytes at page @i of file @fd. 0 or -1. */
 int np_pwrite_page(int fd, size_t i);
 
