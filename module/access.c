@@ -44,7 +44,6 @@ int np_access_begin(struct np_access *a, struct mm_struct *mm, u32 flags)
 	a->flush = flags & NUMAPLACE_QUERY_FLUSH_TLB;
 	a->flush_start = ULONG_MAX;
 	a->flush_end = 0;
-	a->nr_young = 0;
 	if (a->flush && !np_ksyms.flush_tlb_mm_range)
 		return -EOPNOTSUPP;
 	if (a->clear && mm_has_notifiers(mm) && !np_ksyms.mmu_clear_young)
@@ -90,6 +89,14 @@ static bool np_access_may_clear(struct np_walk *w, unsigned long addr)
 	       (!mm_has_notifiers(w->mm) || np_ksyms.mmu_clear_young);
 }
 
+/* [@start, @end) had CPU young bits cleared: the call's flush covers it. */
+static void np_access_flush_span(struct np_access *a, unsigned long start,
+				 unsigned long end)
+{
+	a->flush_start = min(a->flush_start, start);
+	a->flush_end = max(a->flush_end, end);
+}
+
 /*
  * As damon_ptep_mkold(): reclaim's folio_referenced() still counts the
  * access; as folio_referenced(): an accessed folio is not idle. Each flag
@@ -112,17 +119,14 @@ static u32 np_access_young(struct np_walk *w, unsigned long *entryp,
 			   bool young, unsigned long addr, unsigned long size,
 			   unsigned long pfn)
 {
-	struct np_access *a = w->access;
 	bool cpu;
 
 	if (!np_access_may_clear(w, addr))
 		return young ? NUMAPLACE_KIND_YOUNG : 0;
 	/* x86's ptep_test_and_clear_young() (arch/x86/mm/pgtable.c). */
 	cpu = young && test_and_clear_bit(_PAGE_BIT_ACCESSED, entryp);
-	if (cpu) {
-		a->flush_start = min(a->flush_start, addr);
-		a->flush_end = max(a->flush_end, addr + size);
-	}
+	if (cpu)
+		np_access_flush_span(w->access, addr, addr + size);
 	young = cpu;
 	/* mmu_notifier_clear_young(), as the kernel's aging calls it. */
 	if (mm_has_notifiers(w->mm))
@@ -164,7 +168,6 @@ u32 np_access_pte(struct np_walk *w, pte_t *ptep, pte_t pte,
 void np_access_clear_ptes(struct np_walk *w, pte_t *ptep, unsigned long addr,
 			  unsigned long n)
 {
-	struct np_access *a = w->access;
 	struct folio *folio, *last = NULL;
 	unsigned long i;
 
@@ -180,8 +183,7 @@ void np_access_clear_ptes(struct np_walk *w, pte_t *ptep, unsigned long addr,
 			np_access_folio_young(folio);
 		last = folio;
 	}
-	a->flush_start = min(a->flush_start, addr);
-	a->flush_end = max(a->flush_end, addr + (n << PAGE_SHIFT));
+	np_access_flush_span(w->access, addr, addr + (n << PAGE_SHIFT));
 }
 
 /**

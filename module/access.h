@@ -22,14 +22,12 @@ struct np_walk;
  * @flush: flush the TLB of [@flush_start, @flush_end) at the end
  * @flush_start: first address whose CPU young bit was cleared
  * @flush_end: end of the last one (0: none cleared)
- * @nr_young: pages reported young
  */
 struct np_access {
 	bool clear;
 	bool flush;
 	unsigned long flush_start;
 	unsigned long flush_end;
-	u64 nr_young;
 };
 
 u64 np_access_features(void);

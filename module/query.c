@@ -50,6 +50,7 @@
  * @runs_full: the caller's runs buffer is full: the call ends
  * @node_pages: pages answered per node (nr_node_ids entries at least)
  * @unplaced: pages answered with a negative status
+ * @young: pages answered young (QUERY_ACCESS)
  * @access: the access scan (QUERY_ACCESS); the walk points at it
  * @runs_buf: @runs when the caller wants runs
  * @node_buf: @node_pages for up to NP_QUERY_STACK_NODES nodes
@@ -64,6 +65,7 @@ struct np_query {
 	bool runs_full;
 	u64 *node_pages;
 	u64 unplaced;
+	u64 young;
 	struct np_access access;
 	struct numaplace_run runs_buf[NP_QUERY_RUNS_CHUNK];
 	u64 node_buf[NP_QUERY_STACK_NODES];
@@ -128,7 +130,7 @@ static unsigned long np_query_emit(struct np_walk *w, const struct np_run *run)
 		return 0;
 	np_query_answer(q, run->nr_pages, run->status);
 	if (run->kind & NUMAPLACE_KIND_YOUNG)
-		q->access.nr_young += run->nr_pages;
+		q->young += run->nr_pages;
 	return run->nr_pages;
 }
 
@@ -300,6 +302,7 @@ static int np_query_check(const struct numaplace_query *a)
 static int np_query_put_totals(struct np_query *q, struct numaplace_query *a)
 {
 	a->nr_unplaced = q->unplaced;
+	a->nr_young = q->young;
 	if (!a->node_pages_ptr)
 		return 0;
 	if (copy_to_user(u64_to_user_ptr(a->node_pages_ptr), q->node_pages,
@@ -393,10 +396,8 @@ int np_query(void *arg)
 	}
 
 	ret = np_query_run(&q, a);
-	if (q.w.access) {
+	if (q.w.access)
 		np_access_end(&q.access, q.w.mm);
-		a->nr_young = q.access.nr_young;
-	}
 put_mm:
 	mmput(q.w.mm);
 	np_stat_add(NP_STAT_QUERY_CALLS, 1);

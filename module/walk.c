@@ -282,15 +282,17 @@ static void np_walk_ptes_access(struct np_walk *w, pte_t *ptep,
 
 	while (addr != end) {
 		pte_t pte = ptep_get(ptep);
-		bool plain = np_pte_plain(pte);
+		bool plain;
 
 		status = np_walk_pte_answer(w, pte, &pfn, &kind);
-		/* A page with a struct page; no NUMA-hinting entry's bits. */
-		if ((kind & (NUMAPLACE_KIND_PRESENT | NUMAPLACE_KIND_PROTNONE)) ==
-		    NUMAPLACE_KIND_PRESENT)
+		/*
+		 * A page with a struct page; no NUMA-hinting entry's bits.
+		 * Only a plain PTE answers so (np_walk_pte_slow()).
+		 */
+		plain = (kind & (NUMAPLACE_KIND_PRESENT | NUMAPLACE_KIND_PROTNONE)) ==
+			NUMAPLACE_KIND_PRESENT;
+		if (plain)
 			kind |= np_access_pte(w, ptep, pte, addr, pfn);
-		else
-			plain = false;
 		w->entryp = ptep;
 		if (!np_walk_add(w, addr, 1, pfn, status, kind))
 			return;

@@ -1003,6 +1003,21 @@ static pid_t np_ac_spawn(FIXTURE_DATA(access_perm) *self, uid_t uid,
 }
 
 /*
+ * A target of @uid, dumpable or not, probed by a dumpable @prober (root:
+ * less the capabilities @drop names); what it saw in self->r. 0 when
+ * both ran.
+ */
+static int np_ac_case(FIXTURE_DATA(access_perm) *self, uid_t uid,
+		      int dumpable, uid_t prober, int drop)
+{
+	pid_t pid = np_ac_spawn(self, uid, dumpable);
+
+	if (pid <= 0)
+		return -1;
+	return np_ac_probe_as(prober, 1, drop, pid, self->r);
+}
+
+/*
  * The module against the /proc files, one prober: reading needs what
  * opening pagemap needs, clearing that and what opening clear_refs
  * needs. Without the exact ptrace check the module admits less: only
@@ -1034,10 +1049,7 @@ static void np_ac_expect(struct __test_metadata *_metadata,
 NP_TEST_F(access_perm, root_nobody)
 {
 	NP_SKIPPED();
-	pid_t pid = np_ac_spawn(self, NP_NOBODY, 0);
-
-	ASSERT_GT(pid, 0);
-	ASSERT_EQ(0, np_ac_probe_as(0, 1, 0, pid, self->r));
+	ASSERT_EQ(0, np_ac_case(self, NP_NOBODY, 0, 0, 0));
 	EXPECT_EQ(0, self->r->pagemap);
 	EXPECT_EQ(0, self->r->clear_refs);
 	np_ac_expect(_metadata, self->r, 0, self->exact, "root");
@@ -1047,10 +1059,7 @@ NP_TEST_F(access_perm, root_nobody)
 NP_TEST_F(access_perm, same_uid)
 {
 	NP_SKIPPED();
-	pid_t pid = np_ac_spawn(self, NP_NOBODY, 1);
-
-	ASSERT_GT(pid, 0);
-	ASSERT_EQ(0, np_ac_probe_as(NP_NOBODY, 1, 0, pid, self->r));
+	ASSERT_EQ(0, np_ac_case(self, NP_NOBODY, 1, NP_NOBODY, 0));
 	EXPECT_EQ(0, self->r->pagemap);
 	np_ac_expect(_metadata, self->r, 0, self->exact, "nobody");
 }
@@ -1059,10 +1068,7 @@ NP_TEST_F(access_perm, same_uid)
 NP_TEST_F(access_perm, other_user)
 {
 	NP_SKIPPED();
-	pid_t pid = np_ac_spawn(self, 0, 1);
-
-	ASSERT_GT(pid, 0);
-	ASSERT_EQ(0, np_ac_probe_as(NP_NOBODY, 1, 0, pid, self->r));
+	ASSERT_EQ(0, np_ac_case(self, 0, 1, NP_NOBODY, 0));
 	EXPECT_NE(0, self->r->pagemap);
 	EXPECT_NE(0, self->r->read);
 	EXPECT_NE(0, self->r->clear);
@@ -1094,11 +1100,8 @@ NP_TEST_F(access_perm, self_not_dumpable)
 NP_TEST_F(access_perm, root_without_dac)
 {
 	NP_SKIPPED();
-	pid_t pid = np_ac_spawn(self, NP_NOBODY, 1);
-
-	ASSERT_GT(pid, 0);
-	ASSERT_EQ(0, np_ac_probe_as(0, 1, NP_AC_NO_OVERRIDE | NP_AC_NO_SEARCH,
-				    pid, self->r));
+	ASSERT_EQ(0, np_ac_case(self, NP_NOBODY, 1, 0,
+				NP_AC_NO_OVERRIDE | NP_AC_NO_SEARCH));
 	EXPECT_EQ(-EACCES, self->r->pagemap);
 	EXPECT_EQ(-EACCES, self->r->clear_refs);
 	EXPECT_EQ(0, self->r->query);
@@ -1113,10 +1116,7 @@ NP_TEST_F(access_perm, root_without_dac)
 NP_TEST_F(access_perm, root_read_search_only)
 {
 	NP_SKIPPED();
-	pid_t pid = np_ac_spawn(self, NP_NOBODY, 1);
-
-	ASSERT_GT(pid, 0);
-	ASSERT_EQ(0, np_ac_probe_as(0, 1, NP_AC_NO_OVERRIDE, pid, self->r));
+	ASSERT_EQ(0, np_ac_case(self, NP_NOBODY, 1, 0, NP_AC_NO_OVERRIDE));
 	EXPECT_EQ(0, self->r->pagemap);
 	EXPECT_EQ(-EACCES, self->r->clear_refs);
 	np_ac_expect(_metadata, self->r, 0, self->exact, "root, read-search only");

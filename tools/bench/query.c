@@ -114,49 +114,49 @@ static int np_m_pagemap(struct np_bench *b)
 	return 0;
 }
 
-static int np_m_runs(struct np_bench *b)
+/*
+ * The buffer's runs through a runs buffer of NP_RUNS_CAP, resumed:
+ * QUERY's (@access -1: counted in b->nr_runs) or the access scan's with
+ * @access as its flags.
+ */
+static int np_runs_pass(struct np_bench *b, int access)
 {
 	size_t off = 0, nr, done;
+	void *at;
+	size_t len;
 	int ret;
 
-	b->nr_runs = 0;
+	if (access < 0)
+		b->nr_runs = 0;
 	while (off < b->nr_pages) {
-		ret = numaplace_query_runs(0, b->buf + off * b->page_size,
-					   (b->nr_pages - off) * b->page_size,
-					   b->runs, NP_RUNS_CAP, &nr, &done);
+		at = b->buf + off * b->page_size;
+		len = (b->nr_pages - off) * b->page_size;
+		if (access < 0)
+			ret = numaplace_query_runs(0, at, len, b->runs,
+						   NP_RUNS_CAP, &nr, &done);
+		else
+			ret = numaplace_access_runs(0, at, len, access, b->runs,
+						    NP_RUNS_CAP, &nr, &done,
+						    NULL);
 		if (ret)
 			return ret;
 		if (!done)
 			return -EIO;
-		b->nr_runs += nr;
+		if (access < 0)
+			b->nr_runs += nr;
 		off += done;
 	}
 	return 0;
 }
 
-/* The access scan: runs with young and dirty bits, cleared with @flags. */
-static int np_access_pass(struct np_bench *b, unsigned int flags)
+static int np_m_runs(struct np_bench *b)
 {
-	size_t off = 0, nr, done;
-	int ret;
-
-	while (off < b->nr_pages) {
-		ret = numaplace_access_runs(0, b->buf + off * b->page_size,
-					    (b->nr_pages - off) * b->page_size,
-					    flags, b->runs, NP_RUNS_CAP, &nr,
-					    &done, NULL);
-		if (ret)
-			return ret;
-		if (!done)
-			return -EIO;
-		off += done;
-	}
-	return 0;
+	return np_runs_pass(b, -1);
 }
 
 static int np_m_access(struct np_bench *b)
 {
-	return np_access_pass(b, 0);
+	return np_runs_pass(b, 0);
 }
 
 /*
@@ -172,8 +172,8 @@ static void np_touch_all(struct np_bench *b)
 
 static int np_m_access_clear(struct np_bench *b)
 {
-	return np_access_pass(b, NUMAPLACE_QUERY_CLEAR_ACCESS |
-				 NUMAPLACE_QUERY_FLUSH_TLB);
+	return np_runs_pass(b, NUMAPLACE_QUERY_CLEAR_ACCESS |
+			       NUMAPLACE_QUERY_FLUSH_TLB);
 }
 
 static int np_m_totals(struct np_bench *b)
