@@ -11,6 +11,7 @@
 #include "access.h"
 #include "walk.h"
 #include "ksyms.h"
+#include "stats.h"
 
 /* The NUMAPLACE_FEAT_ACCESS* bits this kernel has. */
 u64 np_access_features(void)
@@ -44,6 +45,7 @@ int np_access_begin(struct np_access *a, struct mm_struct *mm, u32 flags)
 	a->flush = flags & NUMAPLACE_QUERY_FLUSH_TLB;
 	a->flush_start = ULONG_MAX;
 	a->flush_end = 0;
+	a->nr_cleared = 0;
 	if (a->flush && !np_ksyms.flush_tlb_mm_range)
 		return -EOPNOTSUPP;
 	if (a->clear && mm_has_notifiers(mm) && !np_ksyms.mmu_clear_young)
@@ -51,12 +53,15 @@ int np_access_begin(struct np_access *a, struct mm_struct *mm, u32 flags)
 	return 0;
 }
 
-/* One TLB flush of the cleared span, whatever ended the call. */
+/* One TLB flush of the cleared span, whatever ended the call; counted. */
 void np_access_end(struct np_access *a, struct mm_struct *mm)
 {
-	if (a->flush && a->flush_end)
+	if (a->flush && a->flush_end) {
 		np_ksyms.flush_tlb_mm_range(mm, a->flush_start, a->flush_end,
 					    PAGE_SHIFT, false);
+		np_stat_add(NP_STAT_ACCESS_FLUSHES, 1);
+	}
+	np_stat_add(NP_STAT_ACCESS_CLEARED, a->nr_cleared);
 }
 
 /*
@@ -133,6 +138,7 @@ static u32 np_access_young(struct np_walk *w, unsigned long *entryp,
 		young |= np_ksyms.mmu_clear_young(w->mm, addr, addr + size);
 	if (!young)
 		return 0;
+	w->access->nr_cleared += size >> PAGE_SHIFT;
 	np_access_folio_young(page_folio(pfn_to_page(pfn)));
 	return NUMAPLACE_KIND_YOUNG;
 }
@@ -183,6 +189,7 @@ void np_access_clear_ptes(struct np_walk *w, pte_t *ptep, unsigned long addr,
 			np_access_folio_young(folio);
 		last = folio;
 	}
+	w->access->nr_cleared += n;
 	np_access_flush_span(w->access, addr, addr + (n << PAGE_SHIFT));
 }
 
@@ -210,6 +217,25 @@ u32 np_access_leaf(struct np_walk *w, void *leafp, unsigned long addr,
 					pfn);
 }
 
+/*
+ * Whether the walk cleared the young bits of @run, a young run, when it
+ * visited it: np_access_may_clear() answers as it did then (the mmap lock,
+ * held since, keeps an mmu notifier from being registered), and a leaf is
+ * cleared only when the walk covered it whole.
+ */
+static bool np_access_run_cleared(struct np_walk *w, const struct np_run *run)
+{
+	unsigned long size;
+
+	if (!np_access_may_clear(w, run->start))
+		return false;
+	if (!(run->kind & (NUMAPLACE_KIND_PMD | NUMAPLACE_KIND_PUD)))
+		return true;
+	size = run->kind & NUMAPLACE_KIND_PUD ? PUD_SIZE : PMD_SIZE;
+	return IS_ALIGNED(run->start, size) &&
+	       run->nr_pages == size >> PAGE_SHIFT;
+}
+
 /**
  * np_access_unreport - give back the young bits of pages not reported
  * @w: a walk, with the lock of @run's entries held (NP_WALK_LOCKED)
@@ -220,7 +246,8 @@ u32 np_access_leaf(struct np_walk *w, void *leafp, unsigned long addr,
  * walk visited but did not hand over (the consumer's buffer was full) is
  * walked again by the next round or call, which must still find it young:
  * its CPU bit is set again (as the CPU would on an access; a secondary
- * MMU's young state, cleared, becomes the CPU's bit).
+ * MMU's young state, cleared, becomes the CPU's bit), and the call's
+ * count of cleared pages no longer counts it.
  */
 void np_access_unreport(struct np_walk *w, const struct np_run *run,
 			unsigned long taken)
@@ -228,13 +255,16 @@ void np_access_unreport(struct np_walk *w, const struct np_run *run,
 	unsigned long i;
 
 	if (!w->access->clear || !(run->kind & NUMAPLACE_KIND_YOUNG) ||
-	    !run->entryp || taken >= run->nr_pages)
+	    !run->entryp || taken >= run->nr_pages ||
+	    !np_access_run_cleared(w, run))
 		return;
 	if (run->kind & (NUMAPLACE_KIND_PMD | NUMAPLACE_KIND_PUD)) {
 		set_bit(_PAGE_BIT_ACCESSED, run->entryp);
+		w->access->nr_cleared -= run->nr_pages;
 		return;
 	}
 	for (i = taken; i < run->nr_pages; i++)
 		set_bit(_PAGE_BIT_ACCESSED,
 			(unsigned long *)((pte_t *)run->entryp + i));
+	w->access->nr_cleared -= run->nr_pages - taken;
 }

@@ -22,12 +22,16 @@ struct np_walk;
  * @flush: flush the TLB of [@flush_start, @flush_end) at the end
  * @flush_start: first address whose CPU young bit was cleared
  * @flush_end: end of the last one (0: none cleared)
+ * @nr_cleared: pages whose young bit (the CPU's or a secondary MMU's) the
+ *	call cleared and did not set again; a PMD or PUD leaf counts its
+ *	pages. Added to the counters by np_access_end().
  */
 struct np_access {
 	bool clear;
 	bool flush;
 	unsigned long flush_start;
 	unsigned long flush_end;
+	u64 nr_cleared;
 };
 
 u64 np_access_features(void);

@@ -403,5 +403,10 @@ put_mm:
 	np_stat_add(NP_STAT_QUERY_CALLS, 1);
 	np_stat_add(NP_STAT_QUERY_PAGES, a->done);
 	np_stat_add(NP_STAT_QUERY_RUNS, a->nr_runs);
+	if (a->flags & NUMAPLACE_QUERY_ACCESS) {
+		np_stat_add(NP_STAT_ACCESS_CALLS, 1);
+		np_stat_add(NP_STAT_ACCESS_PAGES, a->done);
+		np_stat_add(NP_STAT_ACCESS_YOUNG, a->nr_young);
+	}
 	return ret;
 }

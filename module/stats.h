@@ -25,6 +25,12 @@ enum np_stat {
 	NP_STAT_DMA_PAGES,	/* pages a DMA engine copied */
 	NP_STAT_DMA_FALLBACK,	/* pages the CPU copied after a DMA error */
 	NP_STAT_MIGRATE_RETRY_PASSES,	/* passes over busy pages again */
+	/* The access scan: QUERY calls with NUMAPLACE_QUERY_ACCESS. */
+	NP_STAT_ACCESS_CALLS,	/* calls */
+	NP_STAT_ACCESS_PAGES,	/* pages answered */
+	NP_STAT_ACCESS_YOUNG,	/* pages reported young */
+	NP_STAT_ACCESS_CLEARED,	/* pages whose young bit was cleared */
+	NP_STAT_ACCESS_FLUSHES,	/* TLB flushes: FLUSH_TLB calls that cleared */
 	NP_STAT_MAX,
 };
 

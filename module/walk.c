@@ -67,8 +67,9 @@ static __always_inline bool np_walk_add(struct np_walk *w, unsigned long addr,
 	}
 	if (!np_walk_flush(w)) {
 		if (w->access)
-			np_access_unreport(w, &(struct np_run){ .nr_pages = nr,
-				.kind = kind, .entryp = w->entryp }, 0);
+			np_access_unreport(w, &(struct np_run){ .start = addr,
+				.nr_pages = nr, .kind = kind,
+				.entryp = w->entryp }, 0);
 		return false;
 	}
 	cur->start = addr;

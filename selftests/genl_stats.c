@@ -5,8 +5,10 @@
  * the dump is one global message then one per online node; the counters
  * move by exactly the counts of a known query and a known migration
  * (4 KiB pages and a THP, node 0 to 1, with failures; a partially mapped
- * THP) and by nothing else. Nothing else may call the module meanwhile:
- * the runner runs one test at a time.
+ * THP) and by nothing else; the access scan's counters by what its calls
+ * answered (read, clear, a clear stopped short, clear with a TLB flush,
+ * a THP's pages) and not by a plain query. Nothing else may call the
+ * module meanwhile: the runner runs one test at a time.
  */
 #include <sys/mman.h>
 
@@ -104,6 +106,194 @@ NP_TEST_F(genl_stats, stats_query_exact)
 	EXPECT_EQ(10, b.query_pages - a.query_pages);
 	EXPECT_EQ(0, b.query_runs - a.query_runs);
 	munmap(p, n * psz);
+}
+
+/*
+ * The access scan tests' buffer, in 4 KiB pages: with every other page a
+ * hole, more runs than the module buffers at once (16).
+ */
+#define GN_AC_PAGES	64
+/* gn_ac_call()'s @cleared: the call's young pages, all cleared. */
+#define GN_AC_YOUNG	(-1)
+
+/* @len written bytes, PMD-aligned, THP or not (@thp); NULL on failure. */
+static char *gn_ac_map(size_t len, int thp)
+{
+	char *p = np_pmd_map(len, thp);
+
+	if (p)
+		memset(p, 1, len);
+	return p;
+}
+
+/*
+ * One QUERY of @n pages at @p with @flags and room for @cap runs, between
+ * two dumps: the query and access counters must move by exactly what the
+ * call answered (*@q): one call, its pages done, its young pages, @cleared
+ * pages cleared (GN_AC_YOUNG: its young pages when it cleared, else 0) and
+ * one flush when it flushed a clear. 0, or the call's or a dump's -errno.
+ */
+static int gn_ac_call(struct __test_metadata *_metadata, struct np_gn *g,
+		      const char *what, __u32 flags, const char *p, size_t n,
+		      __u32 cap, long long cleared, struct numaplace_query *q)
+{
+	int access = !!(flags & NUMAPLACE_QUERY_ACCESS);
+	int clear = !!(flags & NUMAPLACE_QUERY_CLEAR_ACCESS);
+	int flush = !!(flags & NUMAPLACE_QUERY_FLUSH_TLB);
+	struct numaplace_run runs[GN_AC_PAGES];
+	struct np_gn_stats a, b;
+	int ret;
+
+	if (cap > GN_AC_PAGES)
+		return -EINVAL;
+	ret = np_gn_stats(&g->nl, &a);
+	if (ret)
+		return ret;
+	ret = np_query_range(g->fd, 0, flags, (uintptr_t)p, n * psz, runs, cap,
+			     NULL, NULL, 0, q);
+	if (ret)
+		return ret;
+	ret = np_gn_stats(&g->nl, &b);
+	if (ret)
+		return ret;
+	if (cleared == GN_AC_YOUNG)
+		cleared = clear ? q->nr_young : 0;
+	TH_LOG("%s: done %llu, young %llu, runs %u", what,
+	       (unsigned long long)q->done, (unsigned long long)q->nr_young,
+	       q->nr_runs);
+	EXPECT_EQ(1, b.query_calls - a.query_calls) TH_LOG("%s", what);
+	EXPECT_EQ(q->done, b.query_pages - a.query_pages) TH_LOG("%s", what);
+	EXPECT_EQ(access, b.access_calls - a.access_calls) TH_LOG("%s", what);
+	EXPECT_EQ(access ? q->done : 0, b.access_pages - a.access_pages)
+		TH_LOG("%s", what);
+	EXPECT_EQ(q->nr_young, b.access_young - a.access_young)
+		TH_LOG("%s", what);
+	EXPECT_EQ(cleared, b.access_cleared - a.access_cleared)
+		TH_LOG("%s", what);
+	EXPECT_EQ(flush && cleared ? 1 : 0,
+		  b.access_flushes - a.access_flushes) TH_LOG("%s", what);
+	EXPECT_EQ(0, b.migrate_calls - a.migrate_calls) TH_LOG("%s", what);
+	return 0;
+}
+
+/*
+ * Every other page of the buffer a hole, so that runs alternate: a read,
+ * a clear stopped short by a runs buffer of 2 (the young page it visited
+ * and could not report gets its bit back, not counted as cleared), the
+ * clear of the rest (more runs than the module buffers: it stops and goes
+ * on inside the call) and a plain query, which moves no access counter.
+ */
+NP_TEST_F(genl_stats, stats_access_exact)
+{
+	const size_t n = GN_AC_PAGES;
+	const __u32 clear = NUMAPLACE_QUERY_ACCESS | NUMAPLACE_QUERY_CLEAR_ACCESS;
+	struct numaplace_query q, s;
+	char *p;
+
+	NP_SKIPPED();
+	if (!(self->g.info.features & NUMAPLACE_FEAT_ACCESS))
+		SKIP(return, "no NUMAPLACE_FEAT_ACCESS");
+	p = gn_ac_map(n * psz, 0);
+	ASSERT_NE(NULL, p);
+	for (size_t i = 1; i < n; i += 2)
+		ASSERT_EQ(0, madvise(p + i * psz, psz, MADV_DONTNEED));
+
+	ASSERT_EQ(0, gn_ac_call(_metadata, &self->g, "read",
+				NUMAPLACE_QUERY_ACCESS, p, n, n, GN_AC_YOUNG,
+				&q));
+	EXPECT_EQ(n, q.done);
+	EXPECT_EQ(n / 2, q.nr_young);
+
+	ASSERT_EQ(0, gn_ac_call(_metadata, &self->g, "clear, 2 runs", clear, p,
+				n, 2, GN_AC_YOUNG, &s));
+	EXPECT_EQ(2, s.nr_runs);
+	EXPECT_LT(s.done, n);
+
+	ASSERT_EQ(0, gn_ac_call(_metadata, &self->g, "clear the rest", clear,
+				p + s.done * psz, n - s.done, n, GN_AC_YOUNG,
+				&q));
+	EXPECT_EQ(n - s.done, q.done);
+	/* Every page the short call did not report is still young. */
+	EXPECT_EQ(n / 2, s.nr_young + q.nr_young);
+
+	ASSERT_EQ(0, gn_ac_call(_metadata, &self->g, "plain query", 0, p, n, n,
+				GN_AC_YOUNG, &q));
+	EXPECT_EQ(n, q.done);
+	EXPECT_EQ(0, q.nr_young);
+	munmap(p, n * psz);
+}
+
+/*
+ * Clears with a TLB flush: of written pages, of the same pages written
+ * again (the flush lets the CPU set their bits again) and of pages left
+ * alone since; a call flushes once when it cleared a bit, else not.
+ */
+NP_TEST_F(genl_stats, stats_access_flush_exact)
+{
+	const size_t n = GN_AC_PAGES;
+	const __u32 flags = NUMAPLACE_QUERY_ACCESS |
+			    NUMAPLACE_QUERY_CLEAR_ACCESS |
+			    NUMAPLACE_QUERY_FLUSH_TLB;
+	struct numaplace_query q;
+	char *p;
+
+	NP_SKIPPED();
+	if (!(self->g.info.features & NUMAPLACE_FEAT_ACCESS))
+		SKIP(return, "no NUMAPLACE_FEAT_ACCESS");
+	if (!(self->g.info.features & NUMAPLACE_FEAT_ACCESS_FLUSH))
+		SKIP(return, "no NUMAPLACE_FEAT_ACCESS_FLUSH");
+	p = gn_ac_map(n * psz, 0);
+	ASSERT_NE(NULL, p);
+
+	ASSERT_EQ(0, gn_ac_call(_metadata, &self->g, "clear+flush", flags, p,
+				n, n, GN_AC_YOUNG, &q));
+	EXPECT_EQ(n, q.done);
+	EXPECT_EQ(n, q.nr_young);
+
+	memset(p, 2, n * psz);
+	ASSERT_EQ(0, gn_ac_call(_metadata, &self->g, "written again", flags, p,
+				n, n, GN_AC_YOUNG, &q));
+	EXPECT_EQ(n, q.nr_young);
+
+	ASSERT_EQ(0, gn_ac_call(_metadata, &self->g, "left alone", flags, p, n,
+				n, GN_AC_YOUNG, &q));
+	EXPECT_EQ(n, q.done);
+	munmap(p, n * psz);
+}
+
+/*
+ * A PMD-mapped THP has one young bit for its pages: a clear of half of it
+ * reports them young and clears nothing (the bit stands for the other
+ * half too); a clear of all of it clears the bit, which counts each page.
+ */
+NP_TEST_F(genl_stats, stats_access_thp)
+{
+	const size_t n = NP_GN_PMD / psz;
+	const __u32 clear = NUMAPLACE_QUERY_ACCESS | NUMAPLACE_QUERY_CLEAR_ACCESS;
+	struct numaplace_run runs[16];
+	struct numaplace_query q;
+	char *p;
+
+	NP_SKIPPED();
+	if (!(self->g.info.features & NUMAPLACE_FEAT_ACCESS))
+		SKIP(return, "no NUMAPLACE_FEAT_ACCESS");
+	p = gn_ac_map(NP_GN_PMD, 1);
+	ASSERT_NE(NULL, p);
+	ASSERT_EQ(0, np_query_range(self->g.fd, 0, 0, (uintptr_t)p, NP_GN_PMD,
+				    runs, 16, NULL, NULL, 0, &q));
+	if (q.nr_runs != 1 || !(runs[0].kind & NUMAPLACE_KIND_PMD)) {
+		munmap(p, NP_GN_PMD);
+		SKIP(return, "no PMD-mapped THP (THP disabled?)");
+	}
+
+	ASSERT_EQ(0, gn_ac_call(_metadata, &self->g, "clear half", clear, p,
+				n / 2, 1, 0, &q));
+	EXPECT_EQ(n / 2, q.nr_young);
+
+	ASSERT_EQ(0, gn_ac_call(_metadata, &self->g, "clear whole", clear, p,
+				n, 1, GN_AC_YOUNG, &q));
+	EXPECT_EQ(n, q.nr_young);
+	munmap(p, NP_GN_PMD);
 }
 
 /*

@@ -117,6 +117,13 @@ static int np_gn_stats_cb(const struct nlmsghdr *nlh, void *data)
 		s->dma_fallback = np_gn_u64(m.tb[NUMAPLACE_A_STATS_DMA_FALLBACK]);
 		s->migrate_retry_passes =
 			np_gn_u64(m.tb[NUMAPLACE_A_STATS_MIGRATE_RETRY_PASSES]);
+		s->access_calls = np_gn_u64(m.tb[NUMAPLACE_A_STATS_ACCESS_CALLS]);
+		s->access_pages = np_gn_u64(m.tb[NUMAPLACE_A_STATS_ACCESS_PAGES]);
+		s->access_young = np_gn_u64(m.tb[NUMAPLACE_A_STATS_ACCESS_YOUNG]);
+		s->access_cleared =
+			np_gn_u64(m.tb[NUMAPLACE_A_STATS_ACCESS_CLEARED]);
+		s->access_flushes =
+			np_gn_u64(m.tb[NUMAPLACE_A_STATS_ACCESS_FLUSHES]);
 		return MNL_CB_OK;
 	}
 	node = np_gn_u32(m.tb[NUMAPLACE_A_STATS_NODE]);

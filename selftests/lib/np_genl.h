@@ -39,6 +39,9 @@ struct np_gn_stats {
 	__u64 bytes_copied;
 	__u64 dma_pages, dma_fallback;
 	__u64 migrate_retry_passes;
+	/* The access scan: calls; pages answered, young, cleared; flushes. */
+	__u64 access_calls, access_pages, access_young, access_cleared;
+	__u64 access_flushes;
 	__u64 fail[NP_GN_ERRNOS];	/* pages by positive errno, 0: other */
 	__u64 phase_ns[NP_GN_ENGINES][NUMAPLACE_PHASE_MAX];
 	struct np_gn_node node[NP_GN_NODES];

@@ -32,8 +32,11 @@ enum np_unit {
 	NP_UNIT_NS,		/* text and Prometheus: in seconds */
 };
 
-/* Sections (text) and families (Prometheus) a command may have. */
-#define NP_OUT_GROUPS		16
+/*
+ * Sections (text) and families (Prometheus) a command may have: stats has
+ * 17 families, and room for a few more (288 bytes of stack each).
+ */
+#define NP_OUT_GROUPS		24
 /* Nesting of JSON containers. */
 #define NP_OUT_DEPTH		8
 /* Labels of one value. */

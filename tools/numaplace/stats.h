@@ -39,6 +39,9 @@ struct np_st {
 	__u64 migrate_calls, bytes_copied;
 	__u64 dma_pages, dma_fallback;	/* pages */
 	__u64 migrate_retry_passes;	/* passes */
+	__u64 access_calls;		/* QUERY calls with QUERY_ACCESS */
+	__u64 access_pages, access_young, access_cleared;	/* pages */
+	__u64 access_flushes;		/* TLB flushes */
 	struct np_st_fail fail[NP_ST_FAILS];
 	unsigned int nr_fail;
 	__u64 phase_ns[NP_ST_ENGINES][NP_ST_PHASES];

@@ -35,6 +35,11 @@ static const enum mnl_attr_data_type np_stats_types[NUMAPLACE_A_STATS_MAX + 1] =
 	[NUMAPLACE_A_STATS_DMA_PAGES] = MNL_TYPE_U64,
 	[NUMAPLACE_A_STATS_DMA_FALLBACK] = MNL_TYPE_U64,
 	[NUMAPLACE_A_STATS_MIGRATE_RETRY_PASSES] = MNL_TYPE_U64,
+	[NUMAPLACE_A_STATS_ACCESS_CALLS] = MNL_TYPE_U64,
+	[NUMAPLACE_A_STATS_ACCESS_PAGES] = MNL_TYPE_U64,
+	[NUMAPLACE_A_STATS_ACCESS_YOUNG] = MNL_TYPE_U64,
+	[NUMAPLACE_A_STATS_ACCESS_CLEARED] = MNL_TYPE_U64,
+	[NUMAPLACE_A_STATS_ACCESS_FLUSHES] = MNL_TYPE_U64,
 	[NUMAPLACE_A_STATS_PAGES_IN] = MNL_TYPE_U64,
 	[NUMAPLACE_A_STATS_PAGES_OUT] = MNL_TYPE_U64,
 	[NUMAPLACE_A_STATS_ORDER] = MNL_TYPE_NESTED,
@@ -123,6 +128,11 @@ static void np_st_global(struct np_st *st, const struct np_st_parse *p)
 	st->dma_fallback = np_get_u64(p->tb[NUMAPLACE_A_STATS_DMA_FALLBACK]);
 	st->migrate_retry_passes =
 		np_get_u64(p->tb[NUMAPLACE_A_STATS_MIGRATE_RETRY_PASSES]);
+	st->access_calls = np_get_u64(p->tb[NUMAPLACE_A_STATS_ACCESS_CALLS]);
+	st->access_pages = np_get_u64(p->tb[NUMAPLACE_A_STATS_ACCESS_PAGES]);
+	st->access_young = np_get_u64(p->tb[NUMAPLACE_A_STATS_ACCESS_YOUNG]);
+	st->access_cleared = np_get_u64(p->tb[NUMAPLACE_A_STATS_ACCESS_CLEARED]);
+	st->access_flushes = np_get_u64(p->tb[NUMAPLACE_A_STATS_ACCESS_FLUSHES]);
 	for (i = 0; i < p->nr_fail; i++) {
 		memset(&n, 0, sizeof(n));
 		mnl_attr_parse_nested(p->fail[i], np_st_nest_cb, &n);

@@ -26,9 +26,11 @@ static const int np_fail_errnos[] = { ENOMEM, EBUSY, EACCES, EFAULT, ENOENT };
 
 /* Prometheus families, in the order they print. */
 enum {
-	NP_F_QUERY_CALLS, NP_F_QUERY_PAGES, NP_F_QUERY_RUNS, NP_F_MIGRATE_CALLS,
-	NP_F_BYTES, NP_F_DMA, NP_F_DMA_FALLBACK, NP_F_RETRY_PASSES, NP_F_PAGES,
-	NP_F_FOLIOS, NP_F_FAILED, NP_F_PHASE, NP_F_NR
+	NP_F_QUERY_CALLS, NP_F_QUERY_PAGES, NP_F_QUERY_RUNS, NP_F_ACCESS_CALLS,
+	NP_F_ACCESS_PAGES, NP_F_ACCESS_YOUNG, NP_F_ACCESS_CLEARED,
+	NP_F_ACCESS_FLUSHES, NP_F_MIGRATE_CALLS, NP_F_BYTES, NP_F_DMA,
+	NP_F_DMA_FALLBACK, NP_F_RETRY_PASSES, NP_F_PAGES, NP_F_FOLIOS,
+	NP_F_FAILED, NP_F_PHASE, NP_F_NR
 };
 
 static const struct np_family np_st_fams[NP_F_NR] = {
@@ -38,6 +40,16 @@ static const struct np_family np_st_fams[NP_F_NR] = {
 			       "Pages answered by queries." },
 	[NP_F_QUERY_RUNS] = { "numaplace_query_runs_total",
 			      "Runs returned by queries." },
+	[NP_F_ACCESS_CALLS] = { "numaplace_access_calls_total",
+				"Access scans (queries with QUERY_ACCESS)." },
+	[NP_F_ACCESS_PAGES] = { "numaplace_access_pages_total",
+				"Pages answered by access scans." },
+	[NP_F_ACCESS_YOUNG] = { "numaplace_access_young_pages_total",
+				"Pages access scans reported young (accessed)." },
+	[NP_F_ACCESS_CLEARED] = { "numaplace_access_cleared_pages_total",
+				  "Pages whose young bit an access scan cleared." },
+	[NP_F_ACCESS_FLUSHES] = { "numaplace_access_tlb_flushes_total",
+				  "TLB flushes done for access scans (QUERY_FLUSH_TLB)." },
 	[NP_F_MIGRATE_CALLS] = { "numaplace_migrate_calls_total",
 				 "NUMAPLACE_IOC_MIGRATE calls." },
 	[NP_F_BYTES] = { "numaplace_copied_bytes_total",
@@ -59,11 +71,16 @@ static const struct np_family np_st_fams[NP_F_NR] = {
 };
 
 /* Text sections, in the order they print. */
-enum { NP_S_MAIN, NP_S_FAIL, NP_S_PHASE, NP_S_NODE, NP_S_FOLIO, NP_S_NR };
+enum {
+	NP_S_MAIN, NP_S_ACCESS, NP_S_FAIL, NP_S_PHASE, NP_S_NODE, NP_S_FOLIO,
+	NP_S_NR
+};
 
 static const struct np_section np_st_secs[NP_S_NR] = {
 	[NP_S_MAIN] = { "", "                            total          rate\n",
 			"%-16s", "", 0 },
+	[NP_S_ACCESS] = { "\naccess scan (QUERY_ACCESS)\n", NULL, "  %-14s", "",
+			  0 },
 	[NP_S_FAIL] = { "\nfailed pages by reason\n", NULL, "  %-14s",
 			"  (none)\n", 0 },
 	[NP_S_PHASE] = { "\nmigration time by engine and phase (seconds)\n",
@@ -79,9 +96,11 @@ static const struct np_section np_st_secs[NP_S_NR] = {
 
 /* Every counter: its JSON key, text row, section, family and unit. */
 enum {
-	NP_M_QUERY_CALLS, NP_M_QUERY_PAGES, NP_M_QUERY_RUNS, NP_M_MIGRATE_CALLS,
-	NP_M_BYTES, NP_M_DMA, NP_M_DMA_FALLBACK, NP_M_RETRY_PASSES, NP_M_FAILED,
-	NP_M_PHASE, NP_M_PAGES_IN, NP_M_PAGES_OUT, NP_M_FOLIOS_IN, NP_M_FOLIOS_OUT, NP_M_NR
+	NP_M_QUERY_CALLS, NP_M_QUERY_PAGES, NP_M_QUERY_RUNS, NP_M_ACCESS_CALLS,
+	NP_M_ACCESS_PAGES, NP_M_ACCESS_YOUNG, NP_M_ACCESS_CLEARED,
+	NP_M_ACCESS_FLUSHES, NP_M_MIGRATE_CALLS, NP_M_BYTES, NP_M_DMA,
+	NP_M_DMA_FALLBACK, NP_M_RETRY_PASSES, NP_M_FAILED, NP_M_PHASE,
+	NP_M_PAGES_IN, NP_M_PAGES_OUT, NP_M_FOLIOS_IN, NP_M_FOLIOS_OUT, NP_M_NR
 };
 
 static const struct np_metric np_st_metrics[NP_M_NR] = {
@@ -91,6 +110,17 @@ static const struct np_metric np_st_metrics[NP_M_NR] = {
 			       NP_F_QUERY_PAGES, .json_rate = 1 },
 	[NP_M_QUERY_RUNS] = { "query_runs", "query runs", NP_S_MAIN,
 			      NP_F_QUERY_RUNS, .json_rate = 1 },
+	[NP_M_ACCESS_CALLS] = { "access_calls", "calls", NP_S_ACCESS,
+				NP_F_ACCESS_CALLS, .json_rate = 1 },
+	[NP_M_ACCESS_PAGES] = { "access_pages", "pages", NP_S_ACCESS,
+				NP_F_ACCESS_PAGES, .json_rate = 1 },
+	[NP_M_ACCESS_YOUNG] = { "access_young", "young pages", NP_S_ACCESS,
+				NP_F_ACCESS_YOUNG, .json_rate = 1 },
+	[NP_M_ACCESS_CLEARED] = { "access_cleared", "cleared pages",
+				  NP_S_ACCESS, NP_F_ACCESS_CLEARED,
+				  .json_rate = 1 },
+	[NP_M_ACCESS_FLUSHES] = { "access_flushes", "TLB flushes", NP_S_ACCESS,
+				  NP_F_ACCESS_FLUSHES, .json_rate = 1 },
 	[NP_M_MIGRATE_CALLS] = { "migrate_calls", "migrate calls", NP_S_MAIN,
 				 NP_F_MIGRATE_CALLS, .json_rate = 1 },
 	[NP_M_BYTES] = { "bytes_copied", "bytes copied", NP_S_MAIN, NP_F_BYTES,
@@ -234,6 +264,22 @@ static void np_st_emit_phases(struct np_out *o, const struct np_st *st,
 	np_out_close(o);
 }
 
+/* The access scan's counters: a section of their own in text. */
+static void np_st_emit_access(struct np_out *o, const struct np_st *st,
+			      const struct np_st *prev)
+{
+	np_st_emit(o, NP_M_ACCESS_CALLS, st->access_calls,
+		   NP_PV(prev, access_calls), NULL, 0);
+	np_st_emit(o, NP_M_ACCESS_PAGES, st->access_pages,
+		   NP_PV(prev, access_pages), NULL, 0);
+	np_st_emit(o, NP_M_ACCESS_YOUNG, st->access_young,
+		   NP_PV(prev, access_young), NULL, 0);
+	np_st_emit(o, NP_M_ACCESS_CLEARED, st->access_cleared,
+		   NP_PV(prev, access_cleared), NULL, 0);
+	np_st_emit(o, NP_M_ACCESS_FLUSHES, st->access_flushes,
+		   NP_PV(prev, access_flushes), NULL, 0);
+}
+
 static void np_st_emit_node(struct np_out *o, const struct np_st_node *n,
 			    const struct np_st_node *pn)
 {
@@ -284,6 +330,7 @@ void np_st_print(enum np_fmt fmt, const struct np_st *st,
 		   NP_PV(prev, query_pages), NULL, 0);
 	np_st_emit(&o, NP_M_QUERY_RUNS, st->query_runs,
 		   NP_PV(prev, query_runs), NULL, 0);
+	np_st_emit_access(&o, st, prev);
 	np_st_emit(&o, NP_M_MIGRATE_CALLS, st->migrate_calls,
 		   NP_PV(prev, migrate_calls), NULL, 0);
 	np_st_emit(&o, NP_M_BYTES, st->bytes_copied,
