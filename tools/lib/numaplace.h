@@ -175,6 +175,190 @@ int numaplace_watch_wait(int fd, int timeout_ms);
 
 int numaplace_watch_close(int fd);
 
+/*
+ * ---- tiering: hotness from the access scan, and a policy -------------
+ *
+ * A tier context tracks processes, scans their pages' access bits once a
+ * step (numaplace_access_runs(), test-and-clear, with the TLB flush where
+ * the module offers it), keeps a short history per page, and moves pages
+ * between the fast and the slow nodes by that history:
+ *
+ * - hot: young in @hot_scans of the last @history scans; a hot page on a
+ *   slow node is promoted to a fast node the process may use (its
+ *   cpuset's mems), spread over them by @spread;
+ * - cold: not young for @cold_scans scans; a cold page on a fast node is
+ *   demoted to a slow node only while that fast node's free memory is
+ *   under @demote_free_pct of its size, until it is twice that;
+ * - a page moved is not moved again for @hold_scans scans (hysteresis);
+ * - promotions never take a fast node's free memory under
+ *   @demote_free_pct; moves are limited to @rate_mb_s (a token bucket).
+ *
+ * A process's first scan of a page only clears its bit: the accessed bit
+ * then says "since ever", not "since the last scan". The state is two
+ * bytes per present 4 KiB page (0.05% of the memory tracked), kept in
+ * 2 MiB chunks of the pages mapped; nothing is kept for holes.
+ */
+
+/* Nodes a tier context's per-node counters and lists cover. */
+#define NUMAPLACE_TIER_NODES		64
+/* The longest history a page keeps (bits of its state). */
+#define NUMAPLACE_TIER_MAX_HISTORY	9
+/* The longest cold or hold span, in scans (a 3-bit age). */
+#define NUMAPLACE_TIER_MAX_AGE		7
+/* The highest watermark: above half a node, no node is left to fill. */
+#define NUMAPLACE_TIER_MAX_WATERMARK	50
+
+/* numaplace_tier_params.spread: where promotions go among the fast nodes. */
+enum numaplace_tier_spread {
+	/* the nodes of the CPUs the process's threads run on while they
+	 * have room, then the other fast nodes, by free memory */
+	NUMAPLACE_TIER_SPREAD_LOCAL,
+	/* each fast node with room in turn, in equal pages */
+	NUMAPLACE_TIER_SPREAD_ROUND_ROBIN,
+	/* in proportion to each fast node's room */
+	NUMAPLACE_TIER_SPREAD_FREE,
+};
+
+/* numaplace_tier_params.flags */
+#define NUMAPLACE_TIER_NO_FLUSH	(1U << 0) /* no TLB flush after a clear */
+#define NUMAPLACE_TIER_DRY_RUN	(1U << 1) /* decide and count, move nothing */
+
+/**
+ * struct numaplace_tier_params - a tier context's policy
+ * @history: n, scans remembered per page (1..NUMAPLACE_TIER_MAX_HISTORY)
+ * @hot_scans: k, hot when young in k of the last n scans (1..n)
+ * @cold_scans: m, cold when not young for m scans (1..MAX_AGE)
+ * @hold_scans: a page moved stays for this many scans (0..MAX_AGE)
+ * @spread: NUMAPLACE_TIER_SPREAD_*
+ * @demote_free_pct: a fast node's watermark, % of its size
+ *	(0..NUMAPLACE_TIER_MAX_WATERMARK)
+ * @rate_mb_s: pages moved per second, in MiB; 0 for no limit
+ * @flags: NUMAPLACE_TIER_*
+ * @fast_nodes: the top tier; all zero: from the kernel's memory tiers
+ * @slow_nodes: the nodes below; all zero: from the kernel's memory tiers
+ */
+struct numaplace_tier_params {
+	unsigned int history;
+	unsigned int hot_scans;
+	unsigned int cold_scans;
+	unsigned int hold_scans;
+	unsigned int spread;
+	unsigned int demote_free_pct;
+	unsigned long rate_mb_s;
+	unsigned int flags;
+	__u64 fast_nodes[NUMAPLACE_TIER_NODES / 64];
+	__u64 slow_nodes[NUMAPLACE_TIER_NODES / 64];
+};
+
+/**
+ * struct numaplace_tier_period - what one numaplace_tier_step() did
+ * @nr_targets: processes tracked after the step
+ * @nr_scanned: present pages scanned
+ * @nr_young: of them, accessed since the previous scan
+ * @nr_hot: hot pages (on any node)
+ * @nr_cold: cold pages (on any node)
+ * @nr_promoted: pages promoted, by the node they went to
+ * @nr_demoted: pages demoted, by the node they went to
+ * @nr_failed: pages a move was asked for that did not move (busy, shared,
+ *	no memory on the target)
+ * @nr_held: hot pages on a slow node, or cold ones on a fast node under
+ *	its watermark, not moved because they moved in the last @hold_scans
+ * @nr_limited: pages not moved this step because of @rate_mb_s
+ * @nr_no_room: hot pages not promoted because no fast node had room
+ * @nr_scan_failed: processes whose scan failed in this step (the access
+ *	scan refused: permission, or -EOPNOTSUPP for an mm with secondary
+ *	MMUs whose young bits the module cannot clear); they stay tracked
+ * @scan_error: the last such failure's -errno, 0 without one
+ * @nr_ping_pong: moves of a page that had moved before
+ * @nr_moved_3: pages that reached their third move in this step
+ * @nr_tracked: pages with state after the step
+ * @state_bytes: the memory that state takes
+ * @scan_ns: time scanning
+ * @move_ns: time moving
+ */
+struct numaplace_tier_period {
+	__u64 nr_targets;
+	__u64 nr_scanned;
+	__u64 nr_young;
+	__u64 nr_hot;
+	__u64 nr_cold;
+	__u64 nr_promoted[NUMAPLACE_TIER_NODES];
+	__u64 nr_demoted[NUMAPLACE_TIER_NODES];
+	__u64 nr_failed;
+	__u64 nr_held;
+	__u64 nr_limited;
+	__u64 nr_no_room;
+	__u64 nr_scan_failed;
+	__s64 scan_error;
+	__u64 nr_ping_pong;
+	__u64 nr_moved_3;
+	__u64 nr_tracked;
+	__u64 state_bytes;
+	__u64 scan_ns;
+	__u64 move_ns;
+};
+
+struct numaplace_tier;
+
+/* The defaults: history 4, hot 2, cold 4, hold 4, LOCAL, 5%, no limit. */
+void numaplace_tier_params_init(struct numaplace_tier_params *p);
+
+/*
+ * A new context with @p (copied) in *@out. The fast and slow nodes are
+ * @p's, or else the kernel's memory tiers (the top tier, and the nodes of
+ * every tier below it), or else, with one tier (Debian's 6.1 does not
+ * tier memory-only nodes), the nodes with CPUs and the memory-only nodes.
+ * 0; -EINVAL (a bad parameter; fast and slow nodes overlapping, empty, or
+ * without memory), -ENOENT (no tiers and none given), -ENODEV (no
+ * module), -EOPNOTSUPP (a module without the access scan), -ENOMEM.
+ */
+int numaplace_tier_new(const struct numaplace_tier_params *p,
+		       struct numaplace_tier **out);
+void numaplace_tier_free(struct numaplace_tier *t);
+
+/* The context's fast and slow nodes (NUMAPLACE_TIER_NODES / 64 words). */
+void numaplace_tier_nodes(const struct numaplace_tier *t, __u64 *fast,
+			  __u64 *slow);
+
+/*
+ * Track process @pid (every mapping of it, as /proc/PID/maps lists them
+ * at each step). 0, -EEXIST, -ESRCH, or the scan's permission error
+ * (-EACCES, -EPERM: what clearing its clear_refs needs).
+ */
+int numaplace_tier_add(struct numaplace_tier *t, int pid);
+/* Stop tracking @pid and free its state. 0 or -ENOENT. */
+int numaplace_tier_remove(struct numaplace_tier *t, int pid);
+/* The processes tracked, at most @cap into @pids; the number tracked. */
+size_t numaplace_tier_pids(const struct numaplace_tier *t, int *pids,
+			   size_t cap);
+
+/* What numaplace_tier_classes() says of a page. */
+enum numaplace_tier_class {
+	NUMAPLACE_TIER_UNKNOWN,	/* no state: not present at the last step */
+	NUMAPLACE_TIER_WARM,	/* neither hot nor cold, or scanned once */
+	NUMAPLACE_TIER_HOT,
+	NUMAPLACE_TIER_COLD,
+};
+
+/*
+ * The class of each of @nr_pages pages from @start of tracked process
+ * @pid, as the last step left them, into @classes (enum
+ * numaplace_tier_class): what a policy of its own, or a benchmark of
+ * this one, can read. 0, -ENOENT (@pid not tracked).
+ */
+int numaplace_tier_classes(const struct numaplace_tier *t, int pid,
+			   const void *start, size_t nr_pages,
+			   unsigned char *classes);
+
+/*
+ * One period: scan every tracked process, update the history, move what
+ * the policy says, and count it all in *@out (zeroed first). A process
+ * that has exited is dropped (nr_targets says how many are left). 0, or
+ * -errno for a failure of the whole step (-ENODEV: no module; -ENOMEM).
+ */
+int numaplace_tier_step(struct numaplace_tier *t,
+			struct numaplace_tier_period *out);
+
 /* 1 if bit @node is set in a numaplace node mask. */
 static inline int numaplace_node_isset(const __u64 *mask, unsigned int node)
 {

@@ -1,0 +1,823 @@
+// SPDX-License-Identifier: LGPL-2.1 OR GPL-2.0
+/*
+ * libnumaplace tiering: a context that tracks processes, scans their
+ * access bits a period at a time and moves pages between the fast and
+ * the slow nodes by their history (numaplace.h, "tiering"). The policy's
+ * pure parts are in tier-policy.c, what sysfs and /proc say in
+ * tier-nodes.c.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/mempolicy.h>
+
+#include "lib.h"
+#include "tier.h"
+
+/* Pages a chunk of state covers: a PMD's worth, so a THP is in one. */
+#define NP_TIER_CHUNK_PAGES	512
+/* Runs asked of one access scan call (24 bytes each: 96 KiB). */
+#define NP_TIER_RUNS		4096
+/* Pages of one move call: its arrays are 16 bytes a page (64 KiB). */
+#define NP_TIER_MOVE_BATCH	4096
+/*
+ * Pages one step may move at most, whatever the rate: the step's list
+ * of moves is 24 bytes a page (24 MiB for 4 GiB moved), and a step's
+ * length stays about one period's.
+ */
+#define NP_TIER_MAX_MOVES	(1UL << 20)
+
+struct np_tier_chunk {
+	__u64 base;			/* the address of its first page */
+	__u16 st[NP_TIER_CHUNK_PAGES];
+};
+
+/* A chunk array, in address order. */
+struct np_tier_chunks {
+	struct np_tier_chunk **v;
+	size_t nr, cap;
+};
+
+struct np_tier_target {
+	int pid;
+	struct np_tier_chunks chunks;
+	__u64 mems[NP_TIER_WORDS];	/* its cpuset's nodes, this step */
+	__u64 local[NP_TIER_WORDS];	/* its CPUs' nodes, this step */
+};
+
+/* One page to move, decided by a scan. */
+struct np_tier_move {
+	__u64 addr;
+	__u16 *st;			/* its state, in a chunk of this step */
+	int to;
+	bool promote;
+};
+
+/* A step's scan of one target: the old chunks it walks, the new ones. */
+struct np_tier_scan {
+	struct np_tier_target *tg;
+	struct np_tier_chunks next;
+	size_t cursor;			/* into tg->chunks */
+};
+
+struct numaplace_tier {
+	struct numaplace_tier_params p;
+	__u64 fast[NP_TIER_WORDS], slow[NP_TIER_WORDS];
+	long page_size;
+	unsigned int scan_flags;
+	int *cpu_node;
+	int nr_cpus;
+	struct np_tier_target *targets;
+	size_t nr_targets, cap_targets;
+	struct np_tier_bucket bucket;
+	struct numaplace_run *runs;
+	struct np_tier_move *moves;
+	size_t nr_moves, cap_moves;
+	/* The step's: */
+	struct np_tier_spread up, down;
+	__u64 need[NUMAPLACE_TIER_NODES];	/* pages to demote from a fast node */
+	__u64 promote_budget, demote_budget;
+	struct numaplace_tier_period *out;
+};
+
+static __u64 np_tier_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static bool np_tier_mask_empty(const __u64 *m)
+{
+	int i;
+
+	for (i = 0; i < NP_TIER_WORDS; i++)
+		if (m[i])
+			return false;
+	return true;
+}
+
+NP_EXPORT void numaplace_tier_params_init(struct numaplace_tier_params *p)
+{
+	*p = (struct numaplace_tier_params){
+		.history = 4,
+		.hot_scans = 2,
+		.cold_scans = 4,
+		.hold_scans = 4,
+		.spread = NUMAPLACE_TIER_SPREAD_LOCAL,
+		.demote_free_pct = 5,
+	};
+}
+
+static int np_tier_check_params(const struct numaplace_tier_params *p)
+{
+	if (!p->history || p->history > NUMAPLACE_TIER_MAX_HISTORY ||
+	    !p->hot_scans || p->hot_scans > p->history ||
+	    !p->cold_scans || p->cold_scans > NUMAPLACE_TIER_MAX_AGE ||
+	    p->hold_scans > NUMAPLACE_TIER_MAX_AGE ||
+	    p->spread > NUMAPLACE_TIER_SPREAD_FREE ||
+	    p->demote_free_pct > NUMAPLACE_TIER_MAX_WATERMARK ||
+	    p->flags & ~(NUMAPLACE_TIER_NO_FLUSH | NUMAPLACE_TIER_DRY_RUN))
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * The fast and slow nodes: @p's, the one given completed by the other
+ * nodes with memory, or the kernel's tiers, or CPU nodes against
+ * memory-only ones. Both non-empty, apart, and nodes with memory.
+ */
+static int np_tier_pick_nodes(struct numaplace_tier *t)
+{
+	__u64 memory[NP_TIER_WORDS], cpus[NP_TIER_WORDS];
+	bool fast_given = !np_tier_mask_empty(t->p.fast_nodes);
+	bool slow_given = !np_tier_mask_empty(t->p.slow_nodes);
+	int i, ret;
+
+	ret = np_tier_read_node_masks(memory, cpus);
+	if (ret)
+		return ret;
+	memcpy(t->fast, t->p.fast_nodes, sizeof(t->fast));
+	memcpy(t->slow, t->p.slow_nodes, sizeof(t->slow));
+	if (fast_given != slow_given) {
+		for (i = 0; i < NP_TIER_WORDS; i++) {
+			if (!fast_given)
+				t->fast[i] = memory[i] & ~t->slow[i];
+			else
+				t->slow[i] = memory[i] & ~t->fast[i];
+		}
+	} else if (!fast_given) {
+		ret = np_tier_read_tiers(t->fast, t->slow);
+		if (ret && ret != -ENOENT)
+			return ret;
+		if (ret || np_tier_mask_empty(t->slow)) {
+			for (i = 0; i < NP_TIER_WORDS; i++) {
+				t->fast[i] = memory[i] & cpus[i];
+				t->slow[i] = memory[i] & ~cpus[i];
+			}
+			if (np_tier_mask_empty(t->slow))
+				return -ENOENT;
+		}
+	}
+	if (np_tier_mask_empty(t->fast) || np_tier_mask_empty(t->slow))
+		return -EINVAL;
+	for (i = 0; i < NP_TIER_WORDS; i++)
+		if (t->fast[i] & t->slow[i] ||
+		    (t->fast[i] | t->slow[i]) & ~memory[i])
+			return -EINVAL;
+	return 0;
+}
+
+NP_EXPORT int numaplace_tier_new(const struct numaplace_tier_params *p,
+				 struct numaplace_tier **out)
+{
+	struct numaplace_info info;
+	struct numaplace_tier *t;
+	int ret;
+
+	ret = np_tier_check_params(p);
+	if (ret)
+		return ret;
+	ret = numaplace_info(&info);
+	if (ret)
+		return ret == -ENOENT ? -ENODEV : ret;
+	if (!numaplace_supports(&info, 1ULL << NUMAPLACE_CMD_QUERY,
+				NUMAPLACE_FEAT_ACCESS))
+		return -EOPNOTSUPP;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->p = *p;
+	t->page_size = sysconf(_SC_PAGESIZE);
+	t->scan_flags = NUMAPLACE_QUERY_CLEAR_ACCESS;
+	if (!(p->flags & NUMAPLACE_TIER_NO_FLUSH) &&
+	    info.features & NUMAPLACE_FEAT_ACCESS_FLUSH)
+		t->scan_flags |= NUMAPLACE_QUERY_FLUSH_TLB;
+	ret = np_tier_pick_nodes(t);
+	if (ret)
+		goto free_tier;
+	ret = np_tier_read_cpu_nodes(&t->cpu_node, &t->nr_cpus);
+	if (ret)
+		goto free_tier;
+	t->runs = calloc(NP_TIER_RUNS, sizeof(*t->runs));
+	if (!t->runs) {
+		ret = -ENOMEM;
+		goto free_cpu_node;
+	}
+	np_tier_bucket_init(&t->bucket,
+			    (double)p->rate_mb_s * (1 << 20) / t->page_size);
+	*out = t;
+	return 0;
+
+free_cpu_node:
+	free(t->cpu_node);
+free_tier:
+	free(t);
+	return ret;
+}
+
+static void np_tier_chunks_free(struct np_tier_chunks *c, size_t from)
+{
+	size_t i;
+
+	for (i = from; i < c->nr; i++)
+		free(c->v[i]);
+	free(c->v);
+	*c = (struct np_tier_chunks){ 0 };
+}
+
+NP_EXPORT void numaplace_tier_free(struct numaplace_tier *t)
+{
+	size_t i;
+
+	if (!t)
+		return;
+	for (i = 0; i < t->nr_targets; i++)
+		np_tier_chunks_free(&t->targets[i].chunks, 0);
+	free(t->targets);
+	free(t->moves);
+	free(t->runs);
+	free(t->cpu_node);
+	free(t);
+}
+
+NP_EXPORT void numaplace_tier_nodes(const struct numaplace_tier *t,
+				    __u64 *fast, __u64 *slow)
+{
+	memcpy(fast, t->fast, sizeof(t->fast));
+	memcpy(slow, t->slow, sizeof(t->slow));
+}
+
+static struct np_tier_target *np_tier_find(struct numaplace_tier *t, int pid)
+{
+	size_t i;
+
+	for (i = 0; i < t->nr_targets; i++)
+		if (t->targets[i].pid == pid)
+			return &t->targets[i];
+	return NULL;
+}
+
+/* A mapping of /proc/PID/maps worth scanning. */
+struct np_tier_vma {
+	__u64 start, end;
+};
+
+/*
+ * The mappings of @pid into a new array: not the inaccessible ones
+ * (guard pages, PROT_NONE reservations) nor the vsyscall page, vDSO and
+ * vvar, which hold no page of the process's. The number, or -errno
+ * (-ESRCH: no such process).
+ */
+static long np_tier_read_vmas(int pid, struct np_tier_vma **out)
+{
+	unsigned long long start, end;
+	struct np_tier_vma *v = NULL, *grown;
+	char path[64], line[4096], perms[8];
+	size_t nr = 0, cap = 0;
+	int name;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %n", &start, &end,
+			   perms, &name) < 3)
+			continue;
+		if (!strncmp(perms, "---", 3) || !strncmp(line + name, "[v", 2))
+			continue;
+		if (nr == cap) {
+			cap = cap ? cap * 2 : 64;
+			grown = realloc(v, cap * sizeof(*v));
+			if (!grown) {
+				free(v);
+				fclose(f);
+				return -ENOMEM;
+			}
+			v = grown;
+		}
+		v[nr++] = (struct np_tier_vma){ start, end };
+	}
+	fclose(f);
+	*out = v;
+	return nr;
+}
+
+NP_EXPORT int numaplace_tier_add(struct numaplace_tier *t, int pid)
+{
+	struct np_tier_target *grown;
+	struct np_tier_vma *vmas = NULL;
+	size_t nr_runs, done;
+	long nr;
+	int ret;
+
+	if (pid <= 0)
+		return -ESRCH;
+	if (np_tier_find(t, pid))
+		return -EEXIST;
+	nr = np_tier_read_vmas(pid, &vmas);
+	if (nr <= 0)
+		return nr ? nr : -ESRCH;
+	/* What a scan needs, asked of one page now rather than at a step. */
+	ret = numaplace_access_runs(pid, (void *)(uintptr_t)vmas[0].start,
+				    t->page_size, NUMAPLACE_QUERY_CLEAR_ACCESS,
+				    t->runs, 1, &nr_runs, &done, NULL);
+	free(vmas);
+	if (ret)
+		return ret;
+	if (t->nr_targets == t->cap_targets) {
+		size_t cap = t->cap_targets ? t->cap_targets * 2 : 4;
+
+		grown = realloc(t->targets, cap * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		t->targets = grown;
+		t->cap_targets = cap;
+	}
+	t->targets[t->nr_targets++] = (struct np_tier_target){ .pid = pid };
+	return 0;
+}
+
+static void np_tier_drop(struct numaplace_tier *t, struct np_tier_target *tg)
+{
+	np_tier_chunks_free(&tg->chunks, 0);
+	*tg = t->targets[--t->nr_targets];
+}
+
+NP_EXPORT int numaplace_tier_remove(struct numaplace_tier *t, int pid)
+{
+	struct np_tier_target *tg = np_tier_find(t, pid);
+
+	if (!tg)
+		return -ENOENT;
+	np_tier_drop(t, tg);
+	return 0;
+}
+
+NP_EXPORT size_t numaplace_tier_pids(const struct numaplace_tier *t,
+				     int *pids, size_t cap)
+{
+	size_t i;
+
+	for (i = 0; i < t->nr_targets && i < cap; i++)
+		pids[i] = t->targets[i].pid;
+	return t->nr_targets;
+}
+
+/* The first chunk of @c at or after @base: a binary search. */
+static size_t np_tier_chunk_find(const struct np_tier_chunks *c, __u64 base)
+{
+	size_t lo = 0, hi = c->nr, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (c->v[mid]->base < base)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+NP_EXPORT int numaplace_tier_classes(const struct numaplace_tier *t, int pid,
+				     const void *start, size_t nr_pages,
+				     unsigned char *classes)
+{
+	const __u64 chunk_bytes = (__u64)NP_TIER_CHUNK_PAGES * t->page_size;
+	const struct np_tier_target *tg = NULL;
+	__u64 addr, base;
+	size_t i, k;
+
+	for (i = 0; i < t->nr_targets; i++)
+		if (t->targets[i].pid == pid)
+			tg = &t->targets[i];
+	if (!tg)
+		return -ENOENT;
+	addr = (uintptr_t)start & ~((__u64)t->page_size - 1);
+	k = np_tier_chunk_find(&tg->chunks, addr & ~(chunk_bytes - 1));
+	for (i = 0; i < nr_pages; i++, addr += t->page_size) {
+		base = addr & ~(chunk_bytes - 1);
+		while (k < tg->chunks.nr && tg->chunks.v[k]->base < base)
+			k++;
+		if (k == tg->chunks.nr || tg->chunks.v[k]->base != base) {
+			classes[i] = NUMAPLACE_TIER_UNKNOWN;
+			continue;
+		}
+		classes[i] = np_tier_page_class(
+			tg->chunks.v[k]->st[(addr - base) / t->page_size],
+			&t->p);
+	}
+	return 0;
+}
+
+static int np_tier_chunks_push(struct np_tier_chunks *c,
+			       struct np_tier_chunk *chunk)
+{
+	struct np_tier_chunk **grown;
+
+	if (c->nr == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 64;
+
+		grown = realloc(c->v, cap * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		c->v = grown;
+		c->cap = cap;
+	}
+	c->v[c->nr++] = chunk;
+	return 0;
+}
+
+/*
+ * The chunk of the page at @base (chunk-aligned) for this scan: the
+ * last one taken, else the old one of that address (the old ones before
+ * it are gone from the process: freed), else a new one. Addresses come
+ * in increasing order. NULL when out of memory.
+ */
+static struct np_tier_chunk *np_tier_chunk_get(struct np_tier_scan *sc,
+					       __u64 base)
+{
+	struct np_tier_chunks *old = &sc->tg->chunks;
+	struct np_tier_chunk *c = NULL;
+
+	if (sc->next.nr && sc->next.v[sc->next.nr - 1]->base == base)
+		return sc->next.v[sc->next.nr - 1];
+	while (sc->cursor < old->nr && old->v[sc->cursor]->base < base)
+		free(old->v[sc->cursor++]);
+	if (sc->cursor < old->nr && old->v[sc->cursor]->base == base)
+		c = old->v[sc->cursor++];
+	if (!c) {
+		c = calloc(1, sizeof(*c));
+		if (!c)
+			return NULL;
+		c->base = base;
+	}
+	if (np_tier_chunks_push(&sc->next, c)) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+static int np_tier_push_move(struct numaplace_tier *t, __u64 addr, __u16 *st,
+			     int to, bool promote)
+{
+	struct np_tier_move *grown;
+
+	if (t->nr_moves == t->cap_moves) {
+		size_t cap = t->cap_moves ? t->cap_moves * 2 : 1024;
+
+		grown = realloc(t->moves, cap * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		t->moves = grown;
+		t->cap_moves = cap;
+	}
+	t->moves[t->nr_moves++] = (struct np_tier_move){ addr, st, to, promote };
+	return 0;
+}
+
+/*
+ * Pages @idx[0..@nr) of chunk @c, all of one run on @node, to move one
+ * way: one target for them all, within the step's budget and the
+ * targets' room. A PMD-mapped run's pages (@whole: one THP) move all or
+ * none; of 4 KiB pages, as many as the budget allows.
+ */
+static int np_tier_plan(struct numaplace_tier *t, struct np_tier_target *tg,
+			struct np_tier_chunk *c, const unsigned int *idx,
+			unsigned int nr, int node, bool promote, bool whole)
+{
+	__u64 *budget = promote ? &t->promote_budget : &t->demote_budget;
+	struct np_tier_spread *s = promote ? &t->up : &t->down;
+	unsigned int i, take = nr;
+	int to, ret;
+
+	if (*budget < nr)
+		take = whole ? 0 : *budget;
+	t->out->nr_limited += nr - take;
+	if (!take)
+		return 0;
+	to = np_tier_spread_pick(s, tg->mems, tg->local, take);
+	if (to < 0) {
+		t->out->nr_no_room += take;
+		return 0;
+	}
+	*budget -= take;
+	if (!promote)
+		t->need[node] = t->need[node] > take ? t->need[node] - take : 0;
+	for (i = 0; i < take; i++) {
+		ret = np_tier_push_move(t, c->base + (__u64)idx[i] * t->page_size,
+					&c->st[idx[i]], to, promote);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Pages [first, first + nr) of a run (@kind, on @node), in chunk @c. */
+static int np_tier_scan_pages(struct numaplace_tier *t,
+			      struct np_tier_target *tg,
+			      struct np_tier_chunk *c, unsigned int first,
+			      unsigned int nr, int node, __u32 kind)
+{
+	unsigned int up[NP_TIER_CHUNK_PAGES], down[NP_TIER_CHUNK_PAGES];
+	unsigned int i, nr_up = 0, nr_down = 0;
+	bool young = kind & NUMAPLACE_KIND_YOUNG, whole;
+	bool slow = np_tier_isset(t->slow, node);
+	bool fast = np_tier_isset(t->fast, node);
+	struct numaplace_tier_period *out = t->out;
+	enum np_tier_class cls;
+	__u16 *st;
+	int ret;
+
+	out->nr_scanned += nr;
+	if (young)
+		out->nr_young += nr;
+	for (i = first; i < first + nr; i++) {
+		st = &c->st[i];
+		*st = np_tier_page_scan(*st, young, &t->p, &cls);
+		if (cls == NP_TIER_HOT) {
+			out->nr_hot++;
+			if (!slow)
+				continue;
+		} else if (cls == NP_TIER_COLD) {
+			out->nr_cold++;
+			if (!fast || !t->need[node])
+				continue;
+		} else {
+			continue;
+		}
+		if (np_tier_page_held(*st, t->p.hold_scans)) {
+			out->nr_held++;
+			continue;
+		}
+		if (cls == NP_TIER_HOT)
+			up[nr_up++] = i;
+		else
+			down[nr_down++] = i;
+	}
+	whole = kind & (NUMAPLACE_KIND_PMD | NUMAPLACE_KIND_PUD);
+	ret = np_tier_plan(t, tg, c, up, nr_up, node, true, whole);
+	if (!ret)
+		ret = np_tier_plan(t, tg, c, down, nr_down, node, false, whole);
+	return ret;
+}
+
+/* One run of a scan: each chunk's part of it. */
+static int np_tier_scan_run(struct numaplace_tier *t, struct np_tier_scan *sc,
+			    const struct numaplace_run *r)
+{
+	const __u64 chunk_bytes = (__u64)NP_TIER_CHUNK_PAGES * t->page_size;
+	__u64 addr = r->start, end = r->start + r->nr_pages * t->page_size;
+	struct np_tier_chunk *c;
+	unsigned int first, nr;
+	__u64 base;
+	int ret;
+
+	if (!(r->kind & NUMAPLACE_KIND_PRESENT) ||
+	    r->kind & (NUMAPLACE_KIND_ZERO | NUMAPLACE_KIND_SPECIAL) ||
+	    r->node < 0 || r->node >= NUMAPLACE_TIER_NODES)
+		return 0;
+	while (addr < end) {
+		base = addr & ~(chunk_bytes - 1);
+		/* Runs come in address order: an earlier one is a bug's. */
+		if (sc->next.nr && base < sc->next.v[sc->next.nr - 1]->base)
+			return -EIO;
+		c = np_tier_chunk_get(sc, base);
+		if (!c)
+			return -ENOMEM;
+		first = (addr - base) / t->page_size;
+		nr = NP_TIER_CHUNK_PAGES - first;
+		if (addr + (__u64)nr * t->page_size > end)
+			nr = (end - addr) / t->page_size;
+		ret = np_tier_scan_pages(t, sc->tg, c, first, nr, r->node,
+					 r->kind);
+		if (ret)
+			return ret;
+		addr += (__u64)nr * t->page_size;
+	}
+	return 0;
+}
+
+/* One mapping [start, end), a call of the access scan at a time. */
+static int np_tier_scan_vma(struct numaplace_tier *t, struct np_tier_scan *sc,
+			    __u64 start, __u64 end)
+{
+	size_t i, nr_runs, done;
+	int ret;
+
+	while (start < end) {
+		ret = numaplace_access_runs(sc->tg->pid,
+					    (void *)(uintptr_t)start,
+					    end - start, t->scan_flags, t->runs,
+					    NP_TIER_RUNS, &nr_runs, &done, NULL);
+		if (ret)
+			return ret;
+		if (!done)
+			return -EIO;
+		for (i = 0; i < nr_runs; i++) {
+			ret = np_tier_scan_run(t, sc, &t->runs[i]);
+			if (ret)
+				return ret;
+		}
+		start += done * t->page_size;
+	}
+	return 0;
+}
+
+/*
+ * Scan target @tg: each mapping, its pages' state into a new chunk
+ * array. The old chunks of pages no longer present are freed; after a
+ * failure, those the scan did not reach are kept.
+ */
+static int np_tier_scan_target(struct numaplace_tier *t,
+			       struct np_tier_target *tg)
+{
+	struct np_tier_scan sc = { .tg = tg };
+	struct np_tier_vma *vmas = NULL;
+	long i, nr;
+	int ret = 0;
+
+	nr = np_tier_read_vmas(tg->pid, &vmas);
+	if (nr < 0)
+		return nr;
+	for (i = 0; i < nr && !ret; i++)
+		ret = np_tier_scan_vma(t, &sc, vmas[i].start, vmas[i].end);
+	free(vmas);
+	if (ret) {
+		while (sc.cursor < tg->chunks.nr && !np_tier_chunks_push(
+			       &sc.next, tg->chunks.v[sc.cursor]))
+			sc.cursor++;
+	}
+	np_tier_chunks_free(&tg->chunks, sc.cursor);
+	tg->chunks = sc.next;
+	return ret;
+}
+
+/* The outcome of one move: counted, and the page's state. */
+static void np_tier_moved(struct numaplace_tier *t, struct np_tier_move *mv,
+			  int status)
+{
+	struct numaplace_tier_period *out = t->out;
+	bool ping_pong, third;
+
+	if (status != mv->to) {
+		out->nr_failed++;
+		*mv->st = np_tier_page_failed(*mv->st);
+		if (status == -ENOMEM)
+			np_tier_spread_full(mv->promote ? &t->up : &t->down,
+					    mv->to);
+		return;
+	}
+	if (mv->promote)
+		out->nr_promoted[mv->to]++;
+	else
+		out->nr_demoted[mv->to]++;
+	if (t->p.flags & NUMAPLACE_TIER_DRY_RUN)
+		return;
+	*mv->st = np_tier_page_moved(*mv->st, &ping_pong, &third);
+	out->nr_ping_pong += ping_pong;
+	out->nr_moved_3 += third;
+}
+
+/* The moves the scan of @pid planned, NP_TIER_MOVE_BATCH pages a call. */
+static int np_tier_move(struct numaplace_tier *t, int pid)
+{
+	void *pages[NP_TIER_MOVE_BATCH];
+	int nodes[NP_TIER_MOVE_BATCH], status[NP_TIER_MOVE_BATCH];
+	size_t i, n, k;
+	long ret;
+
+	for (i = 0; i < t->nr_moves; i += n) {
+		n = t->nr_moves - i;
+		if (n > NP_TIER_MOVE_BATCH)
+			n = NP_TIER_MOVE_BATCH;
+		for (k = 0; k < n; k++) {
+			pages[k] = (void *)(uintptr_t)t->moves[i + k].addr;
+			nodes[k] = t->moves[i + k].to;
+			status[k] = t->moves[i + k].to;
+		}
+		if (!(t->p.flags & NUMAPLACE_TIER_DRY_RUN)) {
+			ret = numaplace_move_pages(pid, n, pages, nodes, status,
+						   MPOL_MF_MOVE);
+			if (ret < 0) {
+				if (errno == ESRCH)
+					return -ESRCH;
+				for (k = 0; k < n; k++)
+					status[k] = -errno;
+			}
+		}
+		for (k = 0; k < n; k++)
+			np_tier_moved(t, &t->moves[i + k], status[k]);
+	}
+	return 0;
+}
+
+/*
+ * The step's view of the nodes: each fast node's room above its
+ * watermark and what must leave it to get back to twice the watermark,
+ * each slow node's room; the spreads over them.
+ */
+static int np_tier_read_nodes_room(struct numaplace_tier *t)
+{
+	__s64 room[NUMAPLACE_TIER_NODES] = { 0 };
+	__u64 total, free, low;
+	int node, ret;
+
+	for (node = 0; node < NUMAPLACE_TIER_NODES; node++) {
+		t->need[node] = 0;
+		if (!np_tier_isset(t->fast, node) &&
+		    !np_tier_isset(t->slow, node))
+			continue;
+		ret = np_tier_read_node_mem(node, t->page_size, &total, &free);
+		if (ret)
+			return ret;
+		low = total * t->p.demote_free_pct / 100;
+		room[node] = (__s64)free - (__s64)low;
+		if (np_tier_isset(t->fast, node) && free < low)
+			t->need[node] = 2 * low - free;
+	}
+	np_tier_spread_init(&t->up, t->p.spread, t->fast, room);
+	np_tier_spread_init(&t->down, NUMAPLACE_TIER_SPREAD_FREE, t->slow,
+			    room);
+	return 0;
+}
+
+/* One target's step: its nodes, its scan, its moves. -ESRCH: gone. */
+static int np_tier_step_target(struct numaplace_tier *t,
+			       struct np_tier_target *tg)
+{
+	struct numaplace_tier_period *out = t->out;
+	__u64 t0;
+	int ret;
+
+	t->nr_moves = 0;
+	t0 = np_tier_ns();
+	ret = np_tier_read_task_nodes(tg->pid, t->cpu_node, t->nr_cpus,
+				      tg->mems, tg->local);
+	if (!ret)
+		ret = np_tier_scan_target(t, tg);
+	out->scan_ns += np_tier_ns() - t0;
+	if (ret == -ESRCH || ret == -ENOMEM)
+		return ret;
+	if (ret) {
+		/* Refused or unreadable: it stays tracked, nothing moves. */
+		out->nr_scan_failed++;
+		out->scan_error = ret;
+		return 0;
+	}
+	t0 = np_tier_ns();
+	ret = np_tier_move(t, tg->pid);
+	out->move_ns += np_tier_ns() - t0;
+	return ret;
+}
+
+NP_EXPORT int numaplace_tier_step(struct numaplace_tier *t,
+				  struct numaplace_tier_period *out)
+{
+	__u64 budget, need = 0, moved = 0;
+	struct np_tier_chunks *c;
+	size_t i;
+	int node, ret;
+
+	memset(out, 0, sizeof(*out));
+	t->out = out;
+	ret = np_tier_read_nodes_room(t);
+	if (ret)
+		return ret;
+	for (node = 0; node < NUMAPLACE_TIER_NODES; node++)
+		need += t->need[node];
+	budget = np_tier_bucket_take(&t->bucket, np_tier_ns() / 1e9,
+				     NP_TIER_MAX_MOVES);
+	t->demote_budget = need < budget ? need : budget;
+	t->promote_budget = budget - t->demote_budget;
+	for (i = 0; i < t->nr_targets;) {
+		ret = np_tier_step_target(t, &t->targets[i]);
+		if (ret == -ESRCH) {
+			np_tier_drop(t, &t->targets[i]);
+			continue;
+		}
+		if (ret)
+			return ret;
+		i++;
+	}
+	for (node = 0; node < NUMAPLACE_TIER_NODES; node++)
+		moved += out->nr_promoted[node] + out->nr_demoted[node];
+	np_tier_bucket_give(&t->bucket, budget > moved ? budget - moved : 0);
+	for (i = 0; i < t->nr_targets; i++) {
+		c = &t->targets[i].chunks;
+		out->nr_tracked += c->nr * NP_TIER_CHUNK_PAGES;
+		out->state_bytes += c->nr * sizeof(struct np_tier_chunk) +
+				    c->cap * sizeof(*c->v);
+	}
+	out->nr_targets = t->nr_targets;
+	return 0;
+}
