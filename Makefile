@@ -39,6 +39,7 @@ LIBDIR  ?= $(PREFIX)/lib
 INCDIR  ?= $(PREFIX)/include
 MANDIR  ?= $(PREFIX)/share/man
 UDEVDIR ?= /lib/udev/rules.d
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 
 # The kselftest headers, lib.mk and runner (make deps, from linux-source):
 # the selftests, the unit tests and the package build with them.

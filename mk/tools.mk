@@ -101,9 +101,10 @@ $(BUILD)/bin/np-demo-compare: tools/demo/compare.c tools/lib/numaplace.h $(BUILD
 $(KSFT)/kselftest_harness.h:
 	@echo "kselftest headers missing: run 'make deps'" >&2; exit 1
 
-# The CLI, libnumaplace (.so and .a), the LD_PRELOAD shim, man pages
-# (not the selftests: no kselftest headers needed).
-## install-tools: the CLI, libnumaplace, libnumaplace-preload.so and the man pages into PREFIX (/usr/local)
+# The CLI, libnumaplace (.so and .a), the LD_PRELOAD shim, man pages,
+# the tiering daemon's systemd unit with BINDIR's numaplace in it (not the
+# selftests: no kselftest headers needed).
+## install-tools: the CLI, libnumaplace, libnumaplace-preload.so, the man pages and numaplace-tier@.service into PREFIX (/usr/local)
 install-tools: $(BUILD)/bin/numaplace $(BUILD)/lib/libnumaplace.so \
 	       $(BUILD)/lib/libnumaplace.a $(BUILD)/lib/libnumaplace-preload.so
 	install -D -m 0755 $(BUILD)/bin/numaplace $(DESTDIR)$(BINDIR)/numaplace
@@ -118,6 +119,11 @@ install-tools: $(BUILD)/bin/numaplace $(BUILD)/lib/libnumaplace.so \
 		$(DESTDIR)$(MANDIR)/man1/numaplace.1
 	install -D -m 0644 Documentation/man/numaplace.4 \
 		$(DESTDIR)$(MANDIR)/man4/numaplace.4
+	install -d $(DESTDIR)$(SYSTEMDUNITDIR)
+	sed 's|/usr/bin/numaplace|$(BINDIR)/numaplace|' \
+		packaging/numaplace-tier@.service \
+		> $(DESTDIR)$(SYSTEMDUNITDIR)/numaplace-tier@.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/numaplace-tier@.service
 	$(if $(DESTDIR),,ldconfig)
 
 ## install-headers: uapi/linux/numaplace{,-genl}.h and numaplace.h into PREFIX/include

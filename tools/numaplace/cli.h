@@ -162,6 +162,11 @@ int np_range_operand(const struct np_cmd_desc *desc, int argc, char **argv,
 		     int all, struct np_range *r);
 /* A whole decimal pid, 1 to INT_MAX. 0 or -EINVAL. */
 int np_parse_pid(const char *s, int *pid);
+/*
+ * A node list, "0,1" or "0-3,5", of nodes below @nr into @mask (@nr / 64
+ * words, cleared first). 0, or -EINVAL for a bad or empty list.
+ */
+int np_parse_node_list(const char *s, unsigned int nr, __u64 *mask);
 
 /*
  * The handshake: INFO of /dev/numaplace into *@info and, when @cmd_bit is
@@ -242,6 +247,7 @@ int np_cmd_migrate(int argc, char **argv);
 int np_cmd_stats(int argc, char **argv);
 int np_cmd_config(int argc, char **argv);
 int np_cmd_monitor(int argc, char **argv);
+int np_cmd_tier(int argc, char **argv);
 
 /* watch.c: the watch command, and its lines for the monitor */
 struct nlmsghdr;

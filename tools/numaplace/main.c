@@ -20,6 +20,8 @@ static const struct np_cmd np_cmds[] = {
 	{ "monitor", np_cmd_monitor, "print a line per completed migration" },
 	{ "watch", np_cmd_watch,
 	  "print a line each time the kernel moves a range's pages" },
+	{ "tier", np_cmd_tier,
+	  "move hot pages to the fast nodes and cold ones to the slow nodes, a period at a time" },
 };
 
 static void np_main_usage(FILE *out)

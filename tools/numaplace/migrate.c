@@ -54,33 +54,6 @@ static const char *const np_unmovable[] = {
 	"[vvar]", "[vvar_vclock]", "[vdso]", "[vsyscall]", "[uprobes]",
 };
 
-/* "0,1" or "0-3,5" into c->node_set; at least one node. */
-static int np_parse_nodes(struct np_migrate_cmd *c, const char *s)
-{
-	unsigned long lo, hi, n;
-	char *end;
-	int any = 0;
-
-	memset(c->node_set, 0, sizeof(c->node_set));
-	while (*s) {
-		if (np_parse_uint(s, &end, NUMAPLACE_MAX_NODES - 1, &lo))
-			return -EINVAL;
-		hi = lo;
-		if (*end == '-' &&
-		    np_parse_uint(end + 1, &end, NUMAPLACE_MAX_NODES - 1, &hi))
-			return -EINVAL;
-		if (hi < lo || (*end && *end != ','))
-			return -EINVAL;
-		for (n = lo; n <= hi; n++)
-			c->node_set[n / 64] |= 1ULL << (n % 64);
-		any = 1;
-		s = *end ? end + 1 : end;
-		if (*end && !*s)
-			return -EINVAL;	/* a trailing comma */
-	}
-	return any ? 0 : -EINVAL;
-}
-
 static const struct np_cmd_desc np_migrate_desc;
 
 static int np_set_target(struct np_migrate_cmd *c, int opt, const char *arg)
@@ -101,7 +74,7 @@ static int np_set_target(struct np_migrate_cmd *c, int opt, const char *arg)
 		c->node = v;
 		break;
 	case 'i':
-		if (np_parse_nodes(c, arg)) {
+		if (np_parse_node_list(arg, NUMAPLACE_MAX_NODES, c->node_set)) {
 			fprintf(stderr, "numaplace migrate: bad node list '%s': want N,M,... or N-M (below %d)\n",
 				arg, NUMAPLACE_MAX_NODES);
 			return NP_EXIT_USAGE;

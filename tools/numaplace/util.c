@@ -103,6 +103,31 @@ int np_parse_pid(const char *s, int *pid)
 	return 0;
 }
 
+int np_parse_node_list(const char *s, unsigned int nr, __u64 *mask)
+{
+	unsigned long lo, hi, n;
+	char *end;
+	int any = 0;
+
+	memset(mask, 0, (nr + 63) / 64 * sizeof(*mask));
+	while (*s) {
+		if (np_parse_uint(s, &end, nr - 1, &lo))
+			return -EINVAL;
+		hi = lo;
+		if (*end == '-' && np_parse_uint(end + 1, &end, nr - 1, &hi))
+			return -EINVAL;
+		if (hi < lo || (*end && *end != ','))
+			return -EINVAL;
+		for (n = lo; n <= hi; n++)
+			mask[n / 64] |= 1ULL << (n % 64);
+		any = 1;
+		s = *end ? end + 1 : end;
+		if (*end && !*s)
+			return -EINVAL;	/* a trailing comma */
+	}
+	return any ? 0 : -EINVAL;
+}
+
 int np_range_arg(const struct np_cmd_desc *desc, const char *s,
 		 struct np_range *r)
 {
