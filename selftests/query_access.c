@@ -523,6 +523,14 @@ NP_TEST_F(access, thp)
 	memset(self->p, 1, self->len);
 	NP_NEED_PMD(self->p);
 	NP_NEED_PMD(self->p + NP_PMD);
+	/*
+	 * Written again just before the scan. Once on 7.3 one THP was not
+	 * young at the first scan (1 run in 6, not reproduced since); the
+	 * likely cause is the kernel's own aging (reclaim's
+	 * folio_referenced(), MGLRU's walk) between the write and the scan:
+	 * the narrower window leaves it less room.
+	 */
+	memset(self->p, 2, self->len);
 	ASSERT_EQ(0, np_scan(self->fd, 0, NP_CLEAR, self->p, n, young, NULL, &q));
 	EXPECT_EQ(n, q.nr_young);
 	ASSERT_EQ(0, np_scan(self->fd, 0, NP_CLEAR, self->p, n, young, NULL, &q));

@@ -248,7 +248,7 @@ FIXTURE_TEARDOWN(tier)
 	np_tr_stop(&self->w);
 }
 
-TEST_F(tier, promote_hot_leave_cold)
+NP_TEST_F(tier, promote_hot_leave_cold)
 {
 	struct numaplace_tier_period sum = { 0 };
 	struct numaplace_tier_params p;
@@ -305,7 +305,7 @@ TEST_F(tier, promote_hot_leave_cold)
 	EXPECT_EQ(0, sum.nr_ping_pong);
 }
 
-TEST_F(tier, dry_run)
+NP_TEST_F(tier, dry_run)
 {
 	struct numaplace_tier_period sum = { 0 };
 	struct numaplace_tier_params p;
@@ -327,7 +327,7 @@ TEST_F(tier, dry_run)
  * process's own pages: the workload's cold pages leave node 0 for
  * node 1, its hot ones stay.
  */
-TEST_F(tier, demote_under_watermark)
+NP_TEST_F(tier, demote_under_watermark)
 {
 	struct numaplace_tier_period sum = { 0 };
 	struct numaplace_tier_params p;
@@ -390,7 +390,7 @@ TEST_F(tier, demote_under_watermark)
  * A rate limit: a second's worth first, then by the time passed; 4 KiB
  * pages up to the budget, a THP whole or not at all (1 MiB/s, THP 4).
  */
-TEST_F(tier, rate_limit)
+NP_TEST_F(tier, rate_limit)
 {
 	struct numaplace_tier_period sum = { 0 };
 	struct numaplace_tier_params p;
@@ -417,7 +417,7 @@ TEST_F(tier, rate_limit)
 }
 
 /* A target that exits is dropped; the step goes on. */
-TEST_F(tier, target_exit)
+NP_TEST_F(tier, target_exit)
 {
 	struct numaplace_tier_period sum = { 0 };
 	struct numaplace_tier_params p;
@@ -440,7 +440,21 @@ TEST_F(tier, target_exit)
 	EXPECT_EQ(0, numaplace_tier_pids(self->t, pids, 2));
 }
 
-TEST(bad_input)
+/* The calls alone, without a workload. */
+FIXTURE(tierx)
+{
+	int unused;
+};
+
+FIXTURE_SETUP(tierx)
+{
+}
+
+FIXTURE_TEARDOWN(tierx)
+{
+}
+
+NP_TEST_F(tierx, bad_input)
 {
 	struct numaplace_tier_params p;
 	struct numaplace_tier *t = NULL;
@@ -498,7 +512,7 @@ TEST(bad_input)
  * Tiering another process needs what writing its clear_refs needs:
  * nobody may not tier root's process, but may tier its own.
  */
-TEST(permission)
+NP_TEST_F(tierx, permission)
 {
 	struct numaplace_tier_params p;
 	pid_t root_kid, kid;
@@ -592,13 +606,13 @@ static int np_tr_daemon_wait(pid_t pid, long ms)
 	return -1;
 }
 
-FIXTURE(daemon)
+FIXTURE(tierd)
 {
 	struct np_tr w;
 	bool ready;
 };
 
-FIXTURE_SETUP(daemon)
+FIXTURE_SETUP(tierd)
 {
 	if (np_tr_ready(_metadata))
 		return;
@@ -608,13 +622,13 @@ FIXTURE_SETUP(daemon)
 	self->ready = true;
 }
 
-FIXTURE_TEARDOWN(daemon)
+FIXTURE_TEARDOWN(tierd)
 {
 	np_tr_stop(&self->w);
 }
 
 /* The command line: one JSON line a period, the hot set moved. */
-TEST_F(daemon, promotes)
+NP_TEST_F(tierd, promotes)
 {
 	size_t q = self->w.pages / NP_TR_PHASES;
 	int lines = 0, periods = 6;
@@ -646,7 +660,7 @@ TEST_F(daemon, promotes)
 }
 
 /* SIGTERM ends it cleanly, between periods or in one. */
-TEST_F(daemon, sigterm)
+NP_TEST_F(tierd, sigterm)
 {
 	char line[4096];
 	FILE *out;
@@ -663,7 +677,7 @@ TEST_F(daemon, sigterm)
 }
 
 /* Its only target's exit ends it, status 0. */
-TEST_F(daemon, target_exit)
+NP_TEST_F(tierd, target_exit)
 {
 	char line[4096];
 	FILE *out;
@@ -681,4 +695,4 @@ TEST_F(daemon, target_exit)
 	fclose(out);
 }
 
-TEST_HARNESS_MAIN
+NP_HARNESS_MAIN
