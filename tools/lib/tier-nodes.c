@@ -227,22 +227,48 @@ static int np_tier_read_mems(int pid, __u64 *mems)
 	return ret;
 }
 
+/*
+ * Field @field (from 3) of a stat line of /proc: the command name, field
+ * 2, may hold spaces and parentheses, so fields count after its last ')'.
+ */
+static const char *np_tier_stat_field(const char *line, int field)
+{
+	const char *s = strrchr(line, ')');
+	int i;
+
+	for (i = 2; s && i < field; i++)
+		s = strchr(s + 1, ' ');
+	return s ? s + 1 : NULL;
+}
+
 /* The CPU a thread last ran on: field 39 of /proc/PID/task/TID/stat. */
 static int np_tier_read_task_cpu(int pid, const char *tid)
 {
-	char path[128], line[NP_TIER_LINE], *s;
-	int field, cpu = -1;
+	char path[128], line[NP_TIER_LINE];
+	const char *s;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", pid, tid);
 	if (np_tier_read_line(path, line, sizeof(line)))
 		return -1;
-	/* The command name, field 2, may hold spaces: count after its ')'. */
-	s = strrchr(line, ')');
-	for (field = 2; s && field < 39; field++)
-		s = strchr(s + 1, ' ');
-	if (s)
-		cpu = atoi(s + 1);
-	return cpu;
+	s = np_tier_stat_field(line, 39);
+	return s ? atoi(s) : -1;
+}
+
+int np_tier_read_start_time(int pid, __u64 *start)
+{
+	char path[64], line[NP_TIER_LINE];
+	const char *s;
+	int ret;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	ret = np_tier_read_line(path, line, sizeof(line));
+	if (ret)
+		return ret == -ENOENT ? -ESRCH : ret;
+	s = np_tier_stat_field(line, 22);
+	if (!s)
+		return -EIO;
+	*start = strtoull(s, NULL, 10);
+	return 0;
 }
 
 int np_tier_read_task_nodes(int pid, const int *cpu_node, int nr_cpus,

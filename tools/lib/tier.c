@@ -45,6 +45,7 @@ struct np_tier_chunks {
 
 struct np_tier_target {
 	int pid;
+	__u64 start_time;		/* np_tier_read_start_time(): pid reuse */
 	struct np_tier_chunks chunks;
 	__u64 mems[NP_TIER_WORDS];	/* its cpuset's nodes, this step */
 	__u64 local[NP_TIER_WORDS];	/* its CPUs' nodes, this step */
@@ -316,6 +317,7 @@ NP_EXPORT int numaplace_tier_add(struct numaplace_tier *t, int pid)
 	struct np_tier_target *grown;
 	struct np_tier_vma *vmas = NULL;
 	size_t nr_runs, done;
+	__u64 start_time;
 	long nr;
 	int ret;
 
@@ -323,6 +325,9 @@ NP_EXPORT int numaplace_tier_add(struct numaplace_tier *t, int pid)
 		return -ESRCH;
 	if (np_tier_find(t, pid))
 		return -EEXIST;
+	ret = np_tier_read_start_time(pid, &start_time);
+	if (ret)
+		return ret;
 	nr = np_tier_read_vmas(pid, &vmas);
 	if (nr <= 0)
 		return nr ? nr : -ESRCH;
@@ -342,7 +347,8 @@ NP_EXPORT int numaplace_tier_add(struct numaplace_tier *t, int pid)
 		t->targets = grown;
 		t->cap_targets = cap;
 	}
-	t->targets[t->nr_targets++] = (struct np_tier_target){ .pid = pid };
+	t->targets[t->nr_targets++] = (struct np_tier_target){
+		.pid = pid, .start_time = start_time };
 	return 0;
 }
 
@@ -756,9 +762,13 @@ static int np_tier_step_target(struct numaplace_tier *t,
 			       struct np_tier_target *tg)
 {
 	struct numaplace_tier_period *out = t->out;
-	__u64 t0;
+	__u64 t0, start_time;
 	int ret;
 
+	/* Its pid now names another process: the one tracked has exited. */
+	if (np_tier_read_start_time(tg->pid, &start_time) ||
+	    start_time != tg->start_time)
+		return -ESRCH;
 	t->nr_moves = 0;
 	t0 = np_tier_ns();
 	ret = np_tier_read_task_nodes(tg->pid, t->cpu_node, t->nr_cpus,

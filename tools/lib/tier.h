@@ -145,6 +145,13 @@ int np_tier_read_node_mem(int node, long page_size, __u64 *total,
  */
 int np_tier_read_task_nodes(int pid, const int *cpu_node, int nr_cpus,
 			    __u64 *mems, __u64 *local);
+/*
+ * When process @pid started (field 22 of /proc/PID/stat, clock ticks
+ * since boot): with the pid, what names one process across its life, so
+ * that a pid reused after an exit is not taken for the process tracked.
+ * 0 or -errno (-ESRCH: gone).
+ */
+int np_tier_read_start_time(int pid, __u64 *start);
 /* The node of each CPU, into a new array of *@nr_cpus entries. */
 int np_tier_read_cpu_nodes(int **cpu_node, int *nr_cpus);
 

@@ -7,6 +7,9 @@
  * limit, and the node lists of sysfs (tier-nodes.c).
  */
 #include <errno.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <linux/types.h>
 
 #include "kselftest_harness.h"
@@ -309,6 +312,29 @@ TEST(node_lists)
 	EXPECT_EQ(-EINVAL, np_tier_parse_nodes("-1", m));
 	EXPECT_EQ(-EINVAL, np_tier_parse_nodes("1-", m));
 	EXPECT_EQ(-EINVAL, np_tier_parse_nodes("a", m));
+}
+
+/*
+ * A process's start time, what tells a pid reused after an exit from the
+ * process tracked: the same across reads, across a rename to a name with
+ * spaces and parentheses (the stat line's field 2), gone with the process.
+ */
+TEST(start_time)
+{
+	__u64 a = 0, b = 0;
+	pid_t kid;
+
+	ASSERT_EQ(0, np_tier_read_start_time(getpid(), &a));
+	EXPECT_LT(0, a);
+	ASSERT_EQ(0, prctl(PR_SET_NAME, "a) 1 2 (3"));
+	ASSERT_EQ(0, np_tier_read_start_time(getpid(), &b));
+	EXPECT_EQ(a, b);
+	kid = fork();
+	ASSERT_LE(0, kid);
+	if (!kid)
+		_exit(0);
+	ASSERT_EQ(kid, waitpid(kid, NULL, 0));
+	EXPECT_EQ(-ESRCH, np_tier_read_start_time(kid, &b));
 }
 
 TEST_HARNESS_MAIN
