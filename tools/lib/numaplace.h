@@ -195,8 +195,10 @@ int numaplace_watch_close(int fd);
  *
  * A process's first scan of a page only clears its bit: the accessed bit
  * then says "since ever", not "since the last scan". The state is two
- * bytes per present 4 KiB page (0.05% of the memory tracked), kept in
- * 2 MiB chunks of the pages mapped; nothing is kept for holes.
+ * bytes per page, kept in 2 MiB chunks (1,032 bytes) for each 2 MiB
+ * that holds a present page: 0.05% of memory mapped densely, more where
+ * a mapping holds a page here and there; nothing for holes. A context
+ * is for one thread at a time.
  */
 
 /* Nodes a tier context's per-node counters and lists cover. */
@@ -207,6 +209,8 @@ int numaplace_watch_close(int fd);
 #define NUMAPLACE_TIER_MAX_AGE		7
 /* The highest watermark: above half a node, no node is left to fill. */
 #define NUMAPLACE_TIER_MAX_WATERMARK	50
+/* The highest rate, MiB/s: a TiB/s is beyond any memory bus. */
+#define NUMAPLACE_TIER_MAX_RATE		(1UL << 20)
 
 /* numaplace_tier_params.spread: where promotions go among the fast nodes. */
 enum numaplace_tier_spread {
@@ -233,6 +237,7 @@ enum numaplace_tier_spread {
  * @demote_free_pct: a fast node's watermark, % of its size
  *	(0..NUMAPLACE_TIER_MAX_WATERMARK)
  * @rate_mb_s: pages moved per second, in MiB; 0 for no limit
+ *	(at most NUMAPLACE_TIER_MAX_RATE)
  * @flags: NUMAPLACE_TIER_*
  * @fast_nodes: the top tier; all zero: from the kernel's memory tiers
  * @slow_nodes: the nodes below; all zero: from the kernel's memory tiers
@@ -264,7 +269,7 @@ struct numaplace_tier_params {
  * @nr_held: hot pages on a slow node, or cold ones on a fast node under
  *	its watermark, not moved because they moved in the last @hold_scans
  * @nr_limited: pages not moved this step because of @rate_mb_s
- * @nr_no_room: hot pages not promoted because no fast node had room
+ * @nr_no_room: pages not moved because no target node had room
  * @nr_scan_failed: processes whose scan failed in this step (the access
  *	scan refused: permission, or -EOPNOTSUPP for an mm with secondary
  *	MMUs whose young bits the module cannot clear); they stay tracked
@@ -354,7 +359,8 @@ int numaplace_tier_classes(const struct numaplace_tier *t, int pid,
  * One period: scan every tracked process, update the history, move what
  * the policy says, and count it all in *@out (zeroed first). A process
  * that has exited is dropped (nr_targets says how many are left). 0, or
- * -errno for a failure of the whole step (-ENODEV: no module; -ENOMEM).
+ * -errno for a failure of the whole step (-ENOMEM). A process whose scan
+ * fails otherwise stays tracked and is counted (nr_scan_failed).
  */
 int numaplace_tier_step(struct numaplace_tier *t,
 			struct numaplace_tier_period *out);

@@ -24,7 +24,11 @@
  */
 #define NP_TIER_MAX_THREADS	1024
 
-int np_tier_parse_nodes(const char *s, __u64 *mask)
+/*
+ * A node list into @mask: with @past (the kernel's lists), nodes past
+ * NUMAPLACE_TIER_NODES are left out; without (a caller's), -ERANGE.
+ */
+static int np_tier_parse_list(const char *s, __u64 *mask, bool past)
 {
 	unsigned long a, b;
 	char *end;
@@ -42,9 +46,9 @@ int np_tier_parse_nodes(const char *s, __u64 *mask)
 		}
 		if (b < a)
 			return -EINVAL;
-		if (b >= NUMAPLACE_TIER_NODES)
+		if (b >= NUMAPLACE_TIER_NODES && !past)
 			return -ERANGE;
-		for (; a <= b; a++)
+		for (; a <= b && a < NUMAPLACE_TIER_NODES; a++)
 			np_tier_set(mask, a);
 		if (*end == ',')
 			end++;
@@ -53,6 +57,11 @@ int np_tier_parse_nodes(const char *s, __u64 *mask)
 		s = end;
 	}
 	return 0;
+}
+
+int np_tier_parse_nodes(const char *s, __u64 *mask)
+{
+	return np_tier_parse_list(s, mask, false);
 }
 
 /* The first line of @path into @buf. 0 or -errno. */
@@ -78,7 +87,7 @@ static int np_tier_read_nodes(const char *path, __u64 *mask)
 		memset(mask, 0, NP_TIER_WORDS * sizeof(*mask));
 		return 0;
 	}
-	return ret ? ret : np_tier_parse_nodes(line, mask);
+	return ret ? ret : np_tier_parse_list(line, mask, true);
 }
 
 int np_tier_read_tiers(__u64 *fast, __u64 *slow)
@@ -216,11 +225,9 @@ static int np_tier_read_mems(int pid, __u64 *mems)
 	while (fgets(line, sizeof(line), f)) {
 		if (strncmp(line, "Mems_allowed_list:", 18))
 			continue;
-		ret = np_tier_parse_nodes(line + 18 + strspn(line + 18, " \t"),
-					  mems);
 		/* A node past the context's nodes is not one of its nodes. */
-		if (ret == -ERANGE)
-			ret = 0;
+		ret = np_tier_parse_list(line + 18 + strspn(line + 18, " \t"),
+					 mems, true);
 		break;
 	}
 	fclose(f);
@@ -254,20 +261,26 @@ static int np_tier_read_task_cpu(int pid, const char *tid)
 	return s ? atoi(s) : -1;
 }
 
-int np_tier_read_start_time(int pid, __u64 *start)
+int np_tier_read_identity(int pid, __u64 *start, __u64 *code)
 {
 	char path[64], line[NP_TIER_LINE];
-	const char *s;
+	const char *state, *s;
 	int ret;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	ret = np_tier_read_line(path, line, sizeof(line));
 	if (ret)
 		return ret == -ENOENT ? -ESRCH : ret;
+	state = np_tier_stat_field(line, 3);
+	/* A zombie's memory is gone: as good as exited. */
+	if (state && (*state == 'Z' || *state == 'X'))
+		return -ESRCH;
 	s = np_tier_stat_field(line, 22);
 	if (!s)
 		return -EIO;
 	*start = strtoull(s, NULL, 10);
+	s = np_tier_stat_field(line, 26);
+	*code = s ? strtoull(s, NULL, 10) : 0;
 	return 0;
 }
 

@@ -73,17 +73,27 @@ __u16 np_tier_page_failed(__u16 st)
 }
 
 void np_tier_spread_init(struct np_tier_spread *s, unsigned int mode,
-			 const __u64 *mask, const __s64 *room)
+			 const __u64 *mask)
 {
 	int node;
 
 	*s = (struct np_tier_spread){ .mode = mode };
-	for (node = 0; node < NUMAPLACE_TIER_NODES; node++) {
-		if (!np_tier_isset(mask, node))
-			continue;
-		s->nodes[s->nr++] = node;
+	for (node = 0; node < NUMAPLACE_TIER_NODES; node++)
+		if (np_tier_isset(mask, node))
+			s->nodes[s->nr++] = node;
+}
+
+void np_tier_spread_step(struct np_tier_spread *s, const __s64 *room)
+{
+	unsigned int i;
+	int node;
+
+	for (i = 0; i < s->nr; i++) {
+		node = s->nodes[i];
 		s->room[node] = room[node] > 0 ? room[node] : 0;
 		s->base[node] = s->room[node];
+		s->given[node] = 0;
+		s->recent[node] /= 2;
 	}
 }
 
@@ -95,10 +105,10 @@ static bool np_tier_spread_fits(const struct np_tier_spread *s, int node,
 }
 
 /*
- * Round-robin in pages: the node that was given the fewest pages yet,
+ * Round-robin in pages: the node given the fewest pages lately (@recent),
  * among those of @among (NULL: any) that fit; ties go in turn from the
  * cursor. A THP counts as its 512 pages, so nodes get equal memory, not
- * equal picks.
+ * equal picks, within a step and across steps.
  */
 static int np_tier_spread_next(struct np_tier_spread *s, const __u64 *allowed,
 			       const __u64 *among, __u64 nr_pages)
@@ -113,7 +123,7 @@ static int np_tier_spread_next(struct np_tier_spread *s, const __u64 *allowed,
 			continue;
 		if (!np_tier_spread_fits(s, node, allowed, nr_pages))
 			continue;
-		if (pick < 0 || s->given[node] < s->given[pick]) {
+		if (pick < 0 || s->recent[node] < s->recent[pick]) {
 			pick = node;
 			pick_idx = idx;
 		}
@@ -167,6 +177,7 @@ int np_tier_spread_pick(struct np_tier_spread *s, const __u64 *allowed,
 	if (node >= 0) {
 		s->room[node] -= nr_pages;
 		s->given[node] += nr_pages;
+		s->recent[node] += nr_pages;
 	}
 	return node;
 }

@@ -7,6 +7,7 @@
  * tier-nodes.c.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,15 @@
  * length stays about one period's.
  */
 #define NP_TIER_MAX_MOVES	(1UL << 20)
+/* A line of /proc/PID/maps: the fields before the name fit well in it. */
+#define NP_TIER_MAPS_LINE	512
+/* Entries of the arrays that grow (mappings, chunks, moves) at first. */
+#define NP_TIER_VMAS_FIRST	64
+#define NP_TIER_CHUNKS_FIRST	64
+#define NP_TIER_MOVES_FIRST	1024
+#define NP_TIER_TARGETS_FIRST	4
+/* A status move_pages(2) never writes: the move was not tried. */
+#define NP_TIER_NOT_TRIED	INT_MIN
 
 struct np_tier_chunk {
 	__u64 base;			/* the address of its first page */
@@ -45,16 +55,21 @@ struct np_tier_chunks {
 
 struct np_tier_target {
 	int pid;
-	__u64 start_time;		/* np_tier_read_start_time(): pid reuse */
+	__u64 start_time;		/* np_tier_read_identity(): pid reuse */
+	__u64 start_code;		/* ...and exec */
 	struct np_tier_chunks chunks;
 	__u64 mems[NP_TIER_WORDS];	/* its cpuset's nodes, this step */
 	__u64 local[NP_TIER_WORDS];	/* its CPUs' nodes, this step */
 };
 
-/* One page to move, decided by a scan. */
+/*
+ * One move decided by a scan: a 4 KiB page, or a THP (PMD leaf) given by
+ * its first address, which stands for its @nr pages.
+ */
 struct np_tier_move {
 	__u64 addr;
-	__u16 *st;			/* its state, in a chunk of this step */
+	__u16 *st;			/* its states, in a chunk of this step */
+	unsigned int nr;
 	int to;
 	bool promote;
 };
@@ -79,6 +94,9 @@ struct numaplace_tier {
 	struct numaplace_run *runs;
 	struct np_tier_move *moves;
 	size_t nr_moves, cap_moves;
+	/* One move call's arrays (NP_TIER_MOVE_BATCH entries each). */
+	void **move_pages;
+	int *move_nodes, *move_status;
 	/* The step's: */
 	struct np_tier_spread up, down;
 	__u64 need[NUMAPLACE_TIER_NODES];	/* pages to demote from a fast node */
@@ -124,6 +142,7 @@ static int np_tier_check_params(const struct numaplace_tier_params *p)
 	    p->hold_scans > NUMAPLACE_TIER_MAX_AGE ||
 	    p->spread > NUMAPLACE_TIER_SPREAD_FREE ||
 	    p->demote_free_pct > NUMAPLACE_TIER_MAX_WATERMARK ||
+	    p->rate_mb_s > NUMAPLACE_TIER_MAX_RATE ||
 	    p->flags & ~(NUMAPLACE_TIER_NO_FLUSH | NUMAPLACE_TIER_DRY_RUN))
 		return -EINVAL;
 	return 0;
@@ -203,21 +222,29 @@ NP_EXPORT int numaplace_tier_new(const struct numaplace_tier_params *p,
 	ret = np_tier_pick_nodes(t);
 	if (ret)
 		goto free_tier;
+	t->runs = calloc(NP_TIER_RUNS, sizeof(*t->runs));
+	t->move_pages = calloc(NP_TIER_MOVE_BATCH, sizeof(*t->move_pages));
+	t->move_nodes = calloc(NP_TIER_MOVE_BATCH, sizeof(*t->move_nodes));
+	t->move_status = calloc(NP_TIER_MOVE_BATCH, sizeof(*t->move_status));
+	if (!t->runs || !t->move_pages || !t->move_nodes || !t->move_status) {
+		ret = -ENOMEM;
+		goto free_arrays;
+	}
 	ret = np_tier_read_cpu_nodes(&t->cpu_node, &t->nr_cpus);
 	if (ret)
-		goto free_tier;
-	t->runs = calloc(NP_TIER_RUNS, sizeof(*t->runs));
-	if (!t->runs) {
-		ret = -ENOMEM;
-		goto free_cpu_node;
-	}
+		goto free_arrays;
+	np_tier_spread_init(&t->up, p->spread, t->fast);
+	np_tier_spread_init(&t->down, NUMAPLACE_TIER_SPREAD_FREE, t->slow);
 	np_tier_bucket_init(&t->bucket,
 			    (double)p->rate_mb_s * (1 << 20) / t->page_size);
 	*out = t;
 	return 0;
 
-free_cpu_node:
-	free(t->cpu_node);
+free_arrays:
+	free(t->move_status);
+	free(t->move_nodes);
+	free(t->move_pages);
+	free(t->runs);
 free_tier:
 	free(t);
 	return ret;
@@ -243,6 +270,9 @@ NP_EXPORT void numaplace_tier_free(struct numaplace_tier *t)
 		np_tier_chunks_free(&t->targets[i].chunks, 0);
 	free(t->targets);
 	free(t->moves);
+	free(t->move_status);
+	free(t->move_nodes);
+	free(t->move_pages);
 	free(t->runs);
 	free(t->cpu_node);
 	free(t);
@@ -280,8 +310,9 @@ static long np_tier_read_vmas(int pid, struct np_tier_vma **out)
 {
 	unsigned long long start, end;
 	struct np_tier_vma *v = NULL, *grown;
-	char path[64], line[4096], perms[8];
+	char path[64], line[NP_TIER_MAPS_LINE], perms[8];
 	size_t nr = 0, cap = 0;
+	bool rest = false;
 	int name;
 	FILE *f;
 
@@ -290,13 +321,20 @@ static long np_tier_read_vmas(int pid, struct np_tier_vma **out)
 	if (!f)
 		return errno == ENOENT ? -ESRCH : -errno;
 	while (fgets(line, sizeof(line), f)) {
+		/* The rest of a line longer than the buffer (a long path). */
+		bool cont = rest;
+
+		rest = !strchr(line, '\n') && !feof(f);
+		if (cont)
+			continue;
+		name = -1;
 		if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %n", &start, &end,
-			   perms, &name) < 3)
+			   perms, &name) < 3 || name < 0)
 			continue;
 		if (!strncmp(perms, "---", 3) || !strncmp(line + name, "[v", 2))
 			continue;
 		if (nr == cap) {
-			cap = cap ? cap * 2 : 64;
+			cap = cap ? cap * 2 : NP_TIER_VMAS_FIRST;
 			grown = realloc(v, cap * sizeof(*v));
 			if (!grown) {
 				free(v);
@@ -317,7 +355,7 @@ NP_EXPORT int numaplace_tier_add(struct numaplace_tier *t, int pid)
 	struct np_tier_target *grown;
 	struct np_tier_vma *vmas = NULL;
 	size_t nr_runs, done;
-	__u64 start_time;
+	__u64 start_time, start_code;
 	long nr;
 	int ret;
 
@@ -325,7 +363,7 @@ NP_EXPORT int numaplace_tier_add(struct numaplace_tier *t, int pid)
 		return -ESRCH;
 	if (np_tier_find(t, pid))
 		return -EEXIST;
-	ret = np_tier_read_start_time(pid, &start_time);
+	ret = np_tier_read_identity(pid, &start_time, &start_code);
 	if (ret)
 		return ret;
 	nr = np_tier_read_vmas(pid, &vmas);
@@ -339,7 +377,8 @@ NP_EXPORT int numaplace_tier_add(struct numaplace_tier *t, int pid)
 	if (ret)
 		return ret;
 	if (t->nr_targets == t->cap_targets) {
-		size_t cap = t->cap_targets ? t->cap_targets * 2 : 4;
+		size_t cap = t->cap_targets ? t->cap_targets * 2 :
+						  NP_TIER_TARGETS_FIRST;
 
 		grown = realloc(t->targets, cap * sizeof(*grown));
 		if (!grown)
@@ -348,7 +387,8 @@ NP_EXPORT int numaplace_tier_add(struct numaplace_tier *t, int pid)
 		t->cap_targets = cap;
 	}
 	t->targets[t->nr_targets++] = (struct np_tier_target){
-		.pid = pid, .start_time = start_time };
+		.pid = pid, .start_time = start_time,
+		.start_code = start_code };
 	return 0;
 }
 
@@ -430,7 +470,7 @@ static int np_tier_chunks_push(struct np_tier_chunks *c,
 	struct np_tier_chunk **grown;
 
 	if (c->nr == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 64;
+		size_t cap = c->cap ? c->cap * 2 : NP_TIER_CHUNKS_FIRST;
 
 		grown = realloc(c->v, cap * sizeof(*grown));
 		if (!grown)
@@ -474,12 +514,12 @@ static struct np_tier_chunk *np_tier_chunk_get(struct np_tier_scan *sc,
 }
 
 static int np_tier_push_move(struct numaplace_tier *t, __u64 addr, __u16 *st,
-			     int to, bool promote)
+			     unsigned int nr, int to, bool promote)
 {
 	struct np_tier_move *grown;
 
 	if (t->nr_moves == t->cap_moves) {
-		size_t cap = t->cap_moves ? t->cap_moves * 2 : 1024;
+		size_t cap = t->cap_moves ? t->cap_moves * 2 : NP_TIER_MOVES_FIRST;
 
 		grown = realloc(t->moves, cap * sizeof(*grown));
 		if (!grown)
@@ -487,19 +527,19 @@ static int np_tier_push_move(struct numaplace_tier *t, __u64 addr, __u16 *st,
 		t->moves = grown;
 		t->cap_moves = cap;
 	}
-	t->moves[t->nr_moves++] = (struct np_tier_move){ addr, st, to, promote };
+	t->moves[t->nr_moves++] = (struct np_tier_move){ addr, st, nr, to,
+							 promote };
 	return 0;
 }
 
 /*
  * Pages @idx[0..@nr) of chunk @c, all of one run on @node, to move one
  * way: one target for them all, within the step's budget and the
- * targets' room. A PMD-mapped run's pages (@whole: one THP) move all or
- * none; of 4 KiB pages, as many as the budget allows.
+ * targets' room, as many 4 KiB pages as the budget allows.
  */
 static int np_tier_plan(struct numaplace_tier *t, struct np_tier_target *tg,
 			struct np_tier_chunk *c, const unsigned int *idx,
-			unsigned int nr, int node, bool promote, bool whole)
+			unsigned int nr, int node, bool promote)
 {
 	__u64 *budget = promote ? &t->promote_budget : &t->demote_budget;
 	struct np_tier_spread *s = promote ? &t->up : &t->down;
@@ -507,7 +547,7 @@ static int np_tier_plan(struct numaplace_tier *t, struct np_tier_target *tg,
 	int to, ret;
 
 	if (*budget < nr)
-		take = whole ? 0 : *budget;
+		take = *budget;
 	t->out->nr_limited += nr - take;
 	if (!take)
 		return 0;
@@ -521,11 +561,45 @@ static int np_tier_plan(struct numaplace_tier *t, struct np_tier_target *tg,
 		t->need[node] = t->need[node] > take ? t->need[node] - take : 0;
 	for (i = 0; i < take; i++) {
 		ret = np_tier_push_move(t, c->base + (__u64)idx[i] * t->page_size,
-					&c->st[idx[i]], to, promote);
+					&c->st[idx[i]], 1, to, promote);
 		if (ret)
 			return ret;
 	}
 	return 0;
+}
+
+/*
+ * A THP, pages [first, first + nr) of chunk @c (a PMD leaf: 2 MiB
+ * aligned, so in one chunk), moves as one: when most of its pages would
+ * move, all of them, to one target, given by its first address alone,
+ * whole within the budget or not at all.
+ */
+static int np_tier_plan_leaf(struct numaplace_tier *t,
+			     struct np_tier_target *tg,
+			     struct np_tier_chunk *c, unsigned int first,
+			     unsigned int nr, unsigned int nr_want, int node,
+			     bool promote)
+{
+	__u64 *budget = promote ? &t->promote_budget : &t->demote_budget;
+	struct np_tier_spread *s = promote ? &t->up : &t->down;
+	int to;
+
+	if (!nr_want || 2 * nr_want < nr)
+		return 0;
+	if (*budget < nr) {
+		t->out->nr_limited += nr;
+		return 0;
+	}
+	to = np_tier_spread_pick(s, tg->mems, tg->local, nr);
+	if (to < 0) {
+		t->out->nr_no_room += nr;
+		return 0;
+	}
+	*budget -= nr;
+	if (!promote)
+		t->need[node] = t->need[node] > nr ? t->need[node] - nr : 0;
+	return np_tier_push_move(t, c->base + (__u64)first * t->page_size,
+				 &c->st[first], nr, to, promote);
 }
 
 /* Pages [first, first + nr) of a run (@kind, on @node), in chunk @c. */
@@ -536,7 +610,7 @@ static int np_tier_scan_pages(struct numaplace_tier *t,
 {
 	unsigned int up[NP_TIER_CHUNK_PAGES], down[NP_TIER_CHUNK_PAGES];
 	unsigned int i, nr_up = 0, nr_down = 0;
-	bool young = kind & NUMAPLACE_KIND_YOUNG, whole;
+	bool young = kind & NUMAPLACE_KIND_YOUNG;
 	bool slow = np_tier_isset(t->slow, node);
 	bool fast = np_tier_isset(t->fast, node);
 	struct numaplace_tier_period *out = t->out;
@@ -570,10 +644,16 @@ static int np_tier_scan_pages(struct numaplace_tier *t,
 		else
 			down[nr_down++] = i;
 	}
-	whole = kind & (NUMAPLACE_KIND_PMD | NUMAPLACE_KIND_PUD);
-	ret = np_tier_plan(t, tg, c, up, nr_up, node, true, whole);
+	if (kind & NUMAPLACE_KIND_PMD) {
+		ret = np_tier_plan_leaf(t, tg, c, first, nr, nr_up, node, true);
+		if (!ret)
+			ret = np_tier_plan_leaf(t, tg, c, first, nr, nr_down,
+						node, false);
+		return ret;
+	}
+	ret = np_tier_plan(t, tg, c, up, nr_up, node, true);
 	if (!ret)
-		ret = np_tier_plan(t, tg, c, down, nr_down, node, false, whole);
+		ret = np_tier_plan(t, tg, c, down, nr_down, node, false);
 	return ret;
 }
 
@@ -588,8 +668,13 @@ static int np_tier_scan_run(struct numaplace_tier *t, struct np_tier_scan *sc,
 	__u64 base;
 	int ret;
 
+	/*
+	 * Not tracked: what is not a present page of the process's, and a
+	 * 1 GiB hugetlb page (moving one is not a tiering step's work).
+	 */
 	if (!(r->kind & NUMAPLACE_KIND_PRESENT) ||
-	    r->kind & (NUMAPLACE_KIND_ZERO | NUMAPLACE_KIND_SPECIAL) ||
+	    r->kind & (NUMAPLACE_KIND_ZERO | NUMAPLACE_KIND_SPECIAL |
+		       NUMAPLACE_KIND_PUD) ||
 	    r->node < 0 || r->node >= NUMAPLACE_TIER_NODES)
 		return 0;
 	while (addr < end) {
@@ -668,37 +753,50 @@ static int np_tier_scan_target(struct numaplace_tier *t,
 	return ret;
 }
 
-/* The outcome of one move: counted, and the page's state. */
+/*
+ * The outcome of one move (@status: the node its page is on, -errno, or
+ * NP_TIER_NOT_TRIED): counted, and its pages' states.
+ */
 static void np_tier_moved(struct numaplace_tier *t, struct np_tier_move *mv,
 			  int status)
 {
 	struct numaplace_tier_period *out = t->out;
 	bool ping_pong, third;
+	unsigned int i;
 
+	if (status == NP_TIER_NOT_TRIED)
+		return;
 	if (status != mv->to) {
-		out->nr_failed++;
-		*mv->st = np_tier_page_failed(*mv->st);
+		out->nr_failed += mv->nr;
+		for (i = 0; i < mv->nr; i++)
+			mv->st[i] = np_tier_page_failed(mv->st[i]);
 		if (status == -ENOMEM)
 			np_tier_spread_full(mv->promote ? &t->up : &t->down,
 					    mv->to);
 		return;
 	}
 	if (mv->promote)
-		out->nr_promoted[mv->to]++;
+		out->nr_promoted[mv->to] += mv->nr;
 	else
-		out->nr_demoted[mv->to]++;
+		out->nr_demoted[mv->to] += mv->nr;
 	if (t->p.flags & NUMAPLACE_TIER_DRY_RUN)
 		return;
-	*mv->st = np_tier_page_moved(*mv->st, &ping_pong, &third);
-	out->nr_ping_pong += ping_pong;
-	out->nr_moved_3 += third;
+	for (i = 0; i < mv->nr; i++) {
+		mv->st[i] = np_tier_page_moved(mv->st[i], &ping_pong, &third);
+		out->nr_ping_pong += ping_pong;
+		out->nr_moved_3 += third;
+	}
 }
 
-/* The moves the scan of @pid planned, NP_TIER_MOVE_BATCH pages a call. */
+/*
+ * The moves the scan of @pid planned, NP_TIER_MOVE_BATCH a call. The
+ * syscall (where libnumaplace hands the call to it) stops at a batch's
+ * failure and leaves the later statuses unwritten: those are not tried,
+ * neither moved nor failed.
+ */
 static int np_tier_move(struct numaplace_tier *t, int pid)
 {
-	void *pages[NP_TIER_MOVE_BATCH];
-	int nodes[NP_TIER_MOVE_BATCH], status[NP_TIER_MOVE_BATCH];
+	int *status = t->move_status;
 	size_t i, n, k;
 	long ret;
 
@@ -707,19 +805,21 @@ static int np_tier_move(struct numaplace_tier *t, int pid)
 		if (n > NP_TIER_MOVE_BATCH)
 			n = NP_TIER_MOVE_BATCH;
 		for (k = 0; k < n; k++) {
-			pages[k] = (void *)(uintptr_t)t->moves[i + k].addr;
-			nodes[k] = t->moves[i + k].to;
-			status[k] = t->moves[i + k].to;
+			t->move_pages[k] = (void *)(uintptr_t)t->moves[i + k].addr;
+			t->move_nodes[k] = t->moves[i + k].to;
+			status[k] = t->p.flags & NUMAPLACE_TIER_DRY_RUN ?
+				    t->moves[i + k].to : NP_TIER_NOT_TRIED;
 		}
 		if (!(t->p.flags & NUMAPLACE_TIER_DRY_RUN)) {
-			ret = numaplace_move_pages(pid, n, pages, nodes, status,
+			ret = numaplace_move_pages(pid, n, t->move_pages,
+						   t->move_nodes, status,
 						   MPOL_MF_MOVE);
-			if (ret < 0) {
-				if (errno == ESRCH)
-					return -ESRCH;
+			if (ret < 0 && errno == ESRCH)
+				return -ESRCH;
+			if (ret < 0)
 				for (k = 0; k < n; k++)
-					status[k] = -errno;
-			}
+					if (status[k] == NP_TIER_NOT_TRIED)
+						status[k] = -errno;
 		}
 		for (k = 0; k < n; k++)
 			np_tier_moved(t, &t->moves[i + k], status[k]);
@@ -732,29 +832,27 @@ static int np_tier_move(struct numaplace_tier *t, int pid)
  * watermark and what must leave it to get back to twice the watermark,
  * each slow node's room; the spreads over them.
  */
-static int np_tier_read_nodes_room(struct numaplace_tier *t)
+static void np_tier_read_nodes_room(struct numaplace_tier *t)
 {
 	__s64 room[NUMAPLACE_TIER_NODES] = { 0 };
 	__u64 total, free, low;
-	int node, ret;
+	int node;
 
 	for (node = 0; node < NUMAPLACE_TIER_NODES; node++) {
 		t->need[node] = 0;
 		if (!np_tier_isset(t->fast, node) &&
 		    !np_tier_isset(t->slow, node))
 			continue;
-		ret = np_tier_read_node_mem(node, t->page_size, &total, &free);
-		if (ret)
-			return ret;
+		/* A node gone offline (a CXL device removed) takes nothing. */
+		if (np_tier_read_node_mem(node, t->page_size, &total, &free))
+			continue;
 		low = total * t->p.demote_free_pct / 100;
 		room[node] = (__s64)free - (__s64)low;
 		if (np_tier_isset(t->fast, node) && free < low)
 			t->need[node] = 2 * low - free;
 	}
-	np_tier_spread_init(&t->up, t->p.spread, t->fast, room);
-	np_tier_spread_init(&t->down, NUMAPLACE_TIER_SPREAD_FREE, t->slow,
-			    room);
-	return 0;
+	np_tier_spread_step(&t->up, room);
+	np_tier_spread_step(&t->down, room);
 }
 
 /* One target's step: its nodes, its scan, its moves. -ESRCH: gone. */
@@ -762,13 +860,23 @@ static int np_tier_step_target(struct numaplace_tier *t,
 			       struct np_tier_target *tg)
 {
 	struct numaplace_tier_period *out = t->out;
-	__u64 t0, start_time;
+	__u64 t0, start_time, start_code;
 	int ret;
 
-	/* Its pid now names another process: the one tracked has exited. */
-	if (np_tier_read_start_time(tg->pid, &start_time) ||
-	    start_time != tg->start_time)
+	ret = np_tier_read_identity(tg->pid, &start_time, &start_code);
+	/* Gone, or its pid now names another process. */
+	if (ret == -ESRCH || (!ret && start_time != tg->start_time))
 		return -ESRCH;
+	if (ret) {
+		out->nr_scan_failed++;
+		out->scan_error = ret;
+		return 0;
+	}
+	/* A new program: the old one's history says nothing of it. */
+	if (start_code != tg->start_code) {
+		np_tier_chunks_free(&tg->chunks, 0);
+		tg->start_code = start_code;
+	}
 	t->nr_moves = 0;
 	t0 = np_tier_ns();
 	ret = np_tier_read_task_nodes(tg->pid, t->cpu_node, t->nr_cpus,
@@ -800,9 +908,7 @@ NP_EXPORT int numaplace_tier_step(struct numaplace_tier *t,
 
 	memset(out, 0, sizeof(*out));
 	t->out = out;
-	ret = np_tier_read_nodes_room(t);
-	if (ret)
-		return ret;
+	np_tier_read_nodes_room(t);
 	for (node = 0; node < NUMAPLACE_TIER_NODES; node++)
 		need += t->need[node];
 	budget = np_tier_bucket_take(&t->bucket, np_tier_ns() / 1e9,

@@ -70,14 +70,16 @@ __u16 np_tier_page_failed(__u16 st);
 /* ---- where a move goes: the spread over nodes with room ------------- */
 
 /**
- * struct np_tier_spread - one step's choice of target nodes
+ * struct np_tier_spread - where moves go, step after step
  * @mode: NUMAPLACE_TIER_SPREAD_*
  * @nodes: the candidate nodes (fast nodes for promotions, slow ones for
  *	demotions), in order
  * @nr: entries of @nodes
  * @room: pages each may still take this step (by node id)
  * @base: @room at the start of the step (FREE's weights)
- * @given: pages given to each this step
+ * @given: pages given to each this step (FREE)
+ * @recent: pages given to each, halved at each step: what ROUND_ROBIN
+ *	and LOCAL even out, across steps (one THP a step alternates)
  * @next: ROUND_ROBIN's and LOCAL's cursor into @nodes, for ties
  */
 struct np_tier_spread {
@@ -87,12 +89,15 @@ struct np_tier_spread {
 	__s64 room[NUMAPLACE_TIER_NODES];
 	__s64 base[NUMAPLACE_TIER_NODES];
 	__u64 given[NUMAPLACE_TIER_NODES];
+	__u64 recent[NUMAPLACE_TIER_NODES];
 	unsigned int next;
 };
 
-/* A spread over the nodes of @mask, each with room[node] pages. */
+/* A spread over the nodes of @mask, nothing given yet. */
 void np_tier_spread_init(struct np_tier_spread *s, unsigned int mode,
-			 const __u64 *mask, const __s64 *room);
+			 const __u64 *mask);
+/* A new step: each node's room[node] pages; the past weighs half. */
+void np_tier_spread_step(struct np_tier_spread *s, const __s64 *room);
 /*
  * The node for @nr_pages pages among those of @allowed (the process's
  * mems), LOCAL preferring those of @local (its CPUs' nodes): a node with
@@ -146,12 +151,12 @@ int np_tier_read_node_mem(int node, long page_size, __u64 *total,
 int np_tier_read_task_nodes(int pid, const int *cpu_node, int nr_cpus,
 			    __u64 *mems, __u64 *local);
 /*
- * When process @pid started (field 22 of /proc/PID/stat, clock ticks
- * since boot): with the pid, what names one process across its life, so
- * that a pid reused after an exit is not taken for the process tracked.
- * 0 or -errno (-ESRCH: gone).
+ * What names process @pid across its life: when it started (field 22 of
+ * /proc/PID/stat), so that a pid reused after an exit is not taken for
+ * it, and where its program's code starts (field 26), which an exec
+ * changes. 0 or -errno (-ESRCH: gone, or a zombie).
  */
-int np_tier_read_start_time(int pid, __u64 *start);
+int np_tier_read_identity(int pid, __u64 *start, __u64 *code);
 /* The node of each CPU, into a new array of *@nr_cpus entries. */
 int np_tier_read_cpu_nodes(int **cpu_node, int *nr_cpus);
 

@@ -17,7 +17,9 @@
  * sleep, or the run after the step under way.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -34,6 +36,23 @@
 static int np_tier_exit(int err)
 {
 	return err == -ENODEV ? NP_EXIT_NODEV : np_exit_of(err);
+}
+
+/*
+ * NUMA balancing makes PROT_NONE hinting entries, which the scan sees as
+ * not young, and moves pages itself (mode 2 promotes too): say so.
+ */
+static void np_tier_warn_balancing(void)
+{
+	char mode[16] = "";
+	FILE *f = fopen("/proc/sys/kernel/numa_balancing", "re");
+
+	if (!f)
+		return;
+	if (fgets(mode, sizeof(mode), f) && atoi(mode))
+		fprintf(stderr, "numaplace tier: NUMA balancing is on (kernel.numa_balancing=%d): its hinting faults hide accesses from the scan and it moves pages too\n",
+			atoi(mode));
+	fclose(f);
 }
 
 /* The context, its nodes said. NP_EXIT_OK or an exit code (said). */
@@ -161,17 +180,21 @@ int np_cmd_tier(int argc, char **argv)
 	if (!(info.features & NUMAPLACE_FEAT_ACCESS_FLUSH) &&
 	    !(c.params.flags & NUMAPLACE_TIER_NO_FLUSH))
 		fprintf(stderr, "numaplace tier: no TLB flush after a clear on this kernel: a page in use may look cold\n");
+	np_tier_warn_balancing();
 	ret = np_tier_open(&c, &t);
 	if (ret)
 		goto free_targets;
 	ret = np_tier_targets_start(t, &c.tg);
 	if (ret)
 		goto free_tier;
-	/* The file is there from the start: a bad path fails now. */
-	if (np_tier_prom_write(&c.out)) {
-		ret = NP_EXIT_FAIL;
-		goto free_tier;
-	}
+	/*
+	 * The file from the start; a failure is said (and again when it is
+	 * written at last), and the tiering goes on without it: a host
+	 * without node_exporter's directory still tiers.
+	 */
+	np_tier_prom_write(&c.out);
+	/* A reader of the lines that goes away ends nothing but the lines. */
+	signal(SIGPIPE, SIG_IGN);
 	/* No SA_RESTART: a signal ends the sleep at once. */
 	np_stop_on_signals();
 	ret = np_tier_loop(&c, t);

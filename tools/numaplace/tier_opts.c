@@ -25,8 +25,6 @@
 #define NP_TIER_INTERVAL_MAX_NS	(3600 * NP_NS_PER_S)
 /* The default: hot in 2 of 4 scans is then 2 to 4 seconds of use. */
 #define NP_TIER_INTERVAL_NS	NP_NS_PER_S
-/* --rate, MiB/s: a TiB/s is beyond any memory bus; more is a typo. */
-#define NP_TIER_RATE_MAX	(1UL << 20)
 
 enum {
 	NP_OPT_CGROUP = 256, NP_OPT_FAST, NP_OPT_SLOW, NP_OPT_INTERVAL,
@@ -223,7 +221,7 @@ static int np_tier_opt(void *data, int opt, const char *arg)
 		return np_tier_uint("watermark", arg, 0, NUMAPLACE_TIER_MAX_WATERMARK,
 				    &p->demote_free_pct);
 	case NP_OPT_RATE:
-		ret = np_tier_uint("rate", arg, 0, NP_TIER_RATE_MAX, &rate);
+		ret = np_tier_uint("rate", arg, 0, NUMAPLACE_TIER_MAX_RATE, &rate);
 		if (!ret)
 			p->rate_mb_s = rate;
 		return ret;

@@ -8,6 +8,7 @@
  * has gauges too.)
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/time.h>
@@ -282,12 +283,25 @@ static void np_tier_prom_print(FILE *f, const struct np_tier_out *out)
 static int np_tier_prom_replace(const struct np_tier_out *out,
 				const char *tmp)
 {
-	int ret = 0;
+	int fd, ret = 0;
 	FILE *f;
 
-	f = fopen(tmp, "we");
-	if (!f)
+	/*
+	 * A file of our own, never one planted there: whoever may write the
+	 * directory could leave a symlink named FILE.tmp, which a plain
+	 * open would follow, as root, and truncate.
+	 */
+	unlink(tmp);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		  0644);
+	if (fd < 0)
 		return -errno;
+	f = fdopen(fd, "w");
+	if (!f) {
+		ret = -errno;
+		close(fd);
+		goto remove_tmp;
+	}
 	np_tier_prom_print(f, out);
 	if (ferror(f))
 		ret = -EIO;

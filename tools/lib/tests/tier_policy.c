@@ -191,11 +191,44 @@ TEST(spread_round_robin)
 	mask_of(fast, "0-1,3");
 	mask_of(all, "0-63");
 	room[0] = room[1] = room[3] = 1 << 20;
-	np_tier_spread_init(&s, NUMAPLACE_TIER_SPREAD_ROUND_ROBIN, fast, room);
+	np_tier_spread_init(&s, NUMAPLACE_TIER_SPREAD_ROUND_ROBIN, fast);
+	np_tier_spread_step(&s, room);
 	for (i = 0; i < 301; i++)
 		ASSERT_LE(0, np_tier_spread_pick(&s, all, all, i % 3 ? 1 : THP_PAGES));
 	expect_balanced(_metadata, &s, fast, 1.1);
 	EXPECT_EQ(0, s.given[2]);
+}
+
+/*
+ * Across steps: one THP a step alternates (round-robin and local over
+ * two nodes), where a spread that forgot between steps put them all on
+ * the first node.
+ */
+TEST(spread_across_steps)
+{
+	__s64 room[NUMAPLACE_TIER_NODES] = { 0 };
+	__u64 fast[NP_TIER_WORDS], total[NUMAPLACE_TIER_NODES] = { 0 };
+	struct np_tier_spread s;
+	unsigned int mode;
+	int i, node;
+
+	mask_of(fast, "0-1");
+	room[0] = room[1] = 1 << 20;
+	for (mode = NUMAPLACE_TIER_SPREAD_LOCAL;
+	     mode <= NUMAPLACE_TIER_SPREAD_ROUND_ROBIN; mode++) {
+		np_tier_spread_init(&s, mode, fast);
+		total[0] = total[1] = 0;
+		for (i = 0; i < 100; i++) {
+			np_tier_spread_step(&s, room);
+			node = np_tier_spread_pick(&s, fast, fast, THP_PAGES);
+			ASSERT_LE(0, node);
+			total[node] += THP_PAGES;
+		}
+		EXPECT_EQ(total[0], total[1]) {
+			TH_LOG("mode %u: %llu and %llu pages", mode,
+			       total[0], total[1]);
+		}
+	}
 }
 
 /* Local: the CPUs' node while it has room, then the others by room. */
@@ -211,7 +244,8 @@ TEST(spread_local_then_spill)
 	mask_of(local, "0");
 	room[0] = 10 * THP_PAGES;
 	room[1] = room[2] = 100 * THP_PAGES;
-	np_tier_spread_init(&s, NUMAPLACE_TIER_SPREAD_LOCAL, fast, room);
+	np_tier_spread_init(&s, NUMAPLACE_TIER_SPREAD_LOCAL, fast);
+	np_tier_spread_step(&s, room);
 	for (i = 0; i < 10; i++)
 		EXPECT_EQ(0, np_tier_spread_pick(&s, all, local, THP_PAGES));
 	for (i = 0; i < 100; i++)
@@ -221,7 +255,8 @@ TEST(spread_local_then_spill)
 	EXPECT_EQ(50 * THP_PAGES, s.given[2]);
 	/* A process on two nodes spreads over both. */
 	mask_of(local, "1-2");
-	np_tier_spread_init(&s, NUMAPLACE_TIER_SPREAD_LOCAL, fast, room);
+	np_tier_spread_init(&s, NUMAPLACE_TIER_SPREAD_LOCAL, fast);
+	np_tier_spread_step(&s, room);
 	for (i = 0; i < 100; i++)
 		ASSERT_NE(0, np_tier_spread_pick(&s, all, local, THP_PAGES));
 	expect_balanced(_metadata, &s, local, 1.1);
@@ -240,14 +275,16 @@ TEST(spread_free_and_allowed)
 	mask_of(none, "");
 	room[0] = 3 << 20;
 	room[1] = 1 << 20;
-	np_tier_spread_init(&s, NUMAPLACE_TIER_SPREAD_FREE, fast, room);
+	np_tier_spread_init(&s, NUMAPLACE_TIER_SPREAD_FREE, fast);
+	np_tier_spread_step(&s, room);
 	for (i = 0; i < 400; i++)
 		ASSERT_LE(0, np_tier_spread_pick(&s, fast, none, THP_PAGES));
 	ratio = (double)s.given[0] / s.given[1];
 	EXPECT_GE(ratio, 2.9);
 	EXPECT_LE(ratio, 3.1);
 	mask_of(allowed, "1");
-	np_tier_spread_init(&s, NUMAPLACE_TIER_SPREAD_FREE, fast, room);
+	np_tier_spread_init(&s, NUMAPLACE_TIER_SPREAD_FREE, fast);
+	np_tier_spread_step(&s, room);
 	for (i = 0; i < 100; i++)
 		EXPECT_EQ(1, np_tier_spread_pick(&s, allowed, none, THP_PAGES));
 }
@@ -262,12 +299,14 @@ TEST(spread_room)
 	mask_of(fast, "0-1");
 	room[0] = THP_PAGES;
 	room[1] = -5;		/* under its watermark */
-	np_tier_spread_init(&s, NUMAPLACE_TIER_SPREAD_ROUND_ROBIN, fast, room);
+	np_tier_spread_init(&s, NUMAPLACE_TIER_SPREAD_ROUND_ROBIN, fast);
+	np_tier_spread_step(&s, room);
 	EXPECT_EQ(-1, np_tier_spread_pick(&s, fast, fast, THP_PAGES + 1));
 	EXPECT_EQ(0, np_tier_spread_pick(&s, fast, fast, THP_PAGES));
 	EXPECT_EQ(-1, np_tier_spread_pick(&s, fast, fast, 1));
 	room[1] = 100;
-	np_tier_spread_init(&s, NUMAPLACE_TIER_SPREAD_FREE, fast, room);
+	np_tier_spread_init(&s, NUMAPLACE_TIER_SPREAD_FREE, fast);
+	np_tier_spread_step(&s, room);
 	np_tier_spread_full(&s, 1);
 	EXPECT_EQ(0, np_tier_spread_pick(&s, fast, fast, 1));
 	np_tier_spread_full(&s, 0);
@@ -321,20 +360,26 @@ TEST(node_lists)
  */
 TEST(start_time)
 {
-	__u64 a = 0, b = 0;
+	__u64 a = 0, b = 0, code_a = 0, code_b = 0;
+	siginfo_t si;
 	pid_t kid;
 
-	ASSERT_EQ(0, np_tier_read_start_time(getpid(), &a));
+	ASSERT_EQ(0, np_tier_read_identity(getpid(), &a, &code_a));
 	EXPECT_LT(0, a);
+	EXPECT_LT(0, code_a);
 	ASSERT_EQ(0, prctl(PR_SET_NAME, "a) 1 2 (3"));
-	ASSERT_EQ(0, np_tier_read_start_time(getpid(), &b));
+	ASSERT_EQ(0, np_tier_read_identity(getpid(), &b, &code_b));
 	EXPECT_EQ(a, b);
+	EXPECT_EQ(code_a, code_b);
 	kid = fork();
 	ASSERT_LE(0, kid);
 	if (!kid)
 		_exit(0);
+	/* A zombie is gone; so is a reaped process. */
+	ASSERT_EQ(0, waitid(P_PID, kid, &si, WEXITED | WNOWAIT));
+	EXPECT_EQ(-ESRCH, np_tier_read_identity(kid, &b, &code_b));
 	ASSERT_EQ(kid, waitpid(kid, NULL, 0));
-	EXPECT_EQ(-ESRCH, np_tier_read_start_time(kid, &b));
+	EXPECT_EQ(-ESRCH, np_tier_read_identity(kid, &b, &code_b));
 }
 
 TEST_HARNESS_MAIN
