@@ -15,7 +15,7 @@ BENCH_SRC := $(filter-out $(BENCH_LIB_SRC),$(wildcard tools/bench/*.c))
 BENCHES  := $(patsubst tools/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
 NP_TARGETS += bench bench-preload bench-migratepages bench-stats \
-	      bench-watch bench-profile bench-stall
+	      bench-watch bench-profile bench-stall bench-tier
 
 # $(call np_each_test_kernel,NAME,COMMAND): COMMAND in a shell once for
 # each test kernel, $$k naming it, after a "=== NAME: kernel K" line;
@@ -120,3 +120,18 @@ STALL_RUN = rc=0; for c in $(STALL_CPU_MODELS); do \
 ## bench-stall: how long the target's threads stall during a 64 MiB move, an older module (STALL_OLD_KMOD) and this one
 bench-stall: modules-all tools $(BUILD)/bench/stall
 	$(call np_each_test_kernel,bench-stall,( $(STALL_RUN) ))
+
+# Issue 32: how well libnumaplace's tiering keeps a workload's hot pages
+# on the top tier (tools/bench/tier.c), against an oracle and no policy,
+# in a guest with a memory-only slow node (--slow-nodes 1). Placement
+# counts do not depend on the emulator's speed: TIER_ACCEL=tcg (a vCPU
+# per node, so case 1 has a thread on each fast node) is the default;
+# TIER_ACCEL=icount (one vCPU) for the scan's cost. TIER_ARGS go to
+# bench/tier (e.g. "-P 10 -v 4k").
+TIER_ACCEL ?= tcg
+TIER_ARGS ?=
+## bench-tier: tiering against an oracle, a slow memory-only node, both cases, 4 KiB and THP (TIER_ACCEL, TIER_ARGS)
+bench-tier: modules-all tools $(BUILD)/bench/tier
+	$(call np_each_test_kernel,bench-tier,tools/vm/run --kernel $$k \
+		--slow-nodes 1 --timeout 3600 --accel $(TIER_ACCEL) -- \
+		/usr/libexec/numaplace/bench/tier $(TIER_ARGS))

@@ -1,0 +1,628 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bench/tier (tierbench, make bench-tier): how well does libnumaplace's
+ * tiering policy keep a workload's hot pages on the top tier? (issue 32)
+ *
+ * A child process, the workload, maps NP_MIB MiB (-m) on the slow node,
+ * 4 KiB pages or THP (-v), and runs one thread per hot set: each thread
+ * reads one word of every page of its own hot set, page after page,
+ * without pause. Every -P periods the phase changes and each thread
+ * reads another part of the buffer (-n phases). Two cases (-c):
+ *  1: a thread on each fast node, 8 MiB hot each (NP_HOT1_MIB);
+ *  2: every thread on node 0's CPUs, a neighbour holding node 0 (this
+ *     process maps and fills it until NP_FREE2_MIB MiB are free), 96 MiB
+ *     hot in all (NP_HOT2_MIB): the hot set must spill to node 1.
+ * Methods (each on a fresh workload, the same boot):
+ *  - numaplace: a tier context (numaplace_tier_new() with the defaults:
+ *    the kernel's tiers, or the memory-only nodes as the slow ones) that
+ *    steps once a period;
+ *  - oracle: at each phase change, the new hot sets moved where they
+ *    belong (each thread's node, case 2 node 0 while it has room);
+ *  - none: nothing moves (the floor).
+ * Per method and period: the share of the hot pages on the top tier
+ * (the workload's accesses are spread evenly over its hot pages, so this
+ * is the share of its accesses that land there), on their thread's node
+ * (case 1), and numaplace's classes against the truth: precision and
+ * recall of "hot". Per method: the mean share over every period, the
+ * periods until 95% of a new hot set was on the top tier, pages moved
+ * per page that became useful (a hot page brought onto the top tier),
+ * pages moved 3+ times, the spread of promotions over the fast nodes
+ * (max/min), and the scan's cost per page next to QUERY's (the access
+ * scan of the whole buffer against numaplace_query_runs() of it, best of
+ * three, in the same boot).
+ *
+ * Placement counts do not depend on the emulator's speed; the scan cost
+ * is a time: read it under --accel icount (which has one vCPU: case 1
+ * then has every thread on node 0's CPU, and says so).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <linux/mempolicy.h>
+
+#include "numaplace.h"
+#include "bench.h"
+
+/* The issue's workload: 256 MiB on the slow node. */
+#define NP_MIB			256
+#define NP_HOT1_MIB		8
+#define NP_HOT2_MIB		96
+/* Case 2's neighbour leaves node 0 about this much free (the issue's). */
+#define NP_FREE2_MIB		95
+#define NP_PERIOD_MS		500
+/* 10 s a phase: the issue's hot sets change every 20 to 30 s. */
+#define NP_PERIODS		20
+#define NP_PHASES		3
+/* Threads of the workload at most (one per fast node in case 1). */
+#define NP_MAX_THREADS		8
+#define NP_GOAL_PCT		95
+#define NP_MAX_PERIODS		256
+#define NP_ROW_FMT		"%-6s %-4s %-9s "
+
+enum np_method { NP_M_NUMAPLACE, NP_M_ORACLE, NP_M_NONE, NP_M_MAX };
+static const char *const np_method_names[NP_M_MAX] = {
+	"numaplace", "oracle", "none",
+};
+
+/* Shared with the workload (MAP_SHARED). */
+struct np_ctl {
+	volatile int phase;
+	volatile int stop;
+	volatile int ready;
+	char *volatile buf;
+};
+
+struct np_run {
+	int cse, thp;
+	size_t psz, pages, hot_pages;	/* hot pages per thread */
+	int nr_threads;
+	int thread_node[NP_MAX_THREADS];
+	int thread_cpu[NP_MAX_THREADS];
+	__u64 fast[NUMAPLACE_TIER_NODES / 64], slow[NUMAPLACE_TIER_NODES / 64];
+	int slow_node;
+	pid_t kid;
+	struct np_ctl *ctl;
+	char *buf;
+	unsigned char *cls;
+	/* Results. */
+	double share[NP_MAX_PERIODS], local[NP_MAX_PERIODS];
+	double prec[NP_MAX_PERIODS], recall[NP_MAX_PERIODS];
+	int nr_periods;
+	int to95[NP_PHASES * 4];
+	__u64 moves, useful, moved_3, promoted[NUMAPLACE_TIER_NODES];
+	__u64 scan_ns, scanned;
+};
+
+static unsigned long opt_mib = NP_MIB, opt_periods = NP_PERIODS,
+	opt_phases = NP_PHASES, opt_period_ms = NP_PERIOD_MS;
+static const char *opt_variant, *opt_case;
+
+/* Thread @i's hot set in phase @p: its first page. */
+static size_t np_hot_first(const struct np_run *r, int p, int i)
+{
+	size_t slot = (size_t)p * r->nr_threads + i;
+
+	/* 2 MiB aligned: a THP is all hot or all cold. */
+	return slot * r->hot_pages % (r->pages - r->hot_pages + 1) / 512 * 512;
+}
+
+struct np_reader {
+	struct np_run *r;
+	int i;
+};
+
+static void *np_reader(void *arg)
+{
+	struct np_reader *rd = arg;
+	struct np_run *r = rd->r;
+	volatile char sink;
+	cpu_set_t set;
+	size_t k, first;
+
+	CPU_ZERO(&set);
+	CPU_SET(r->thread_cpu[rd->i], &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	while (!r->ctl->stop) {
+		first = np_hot_first(r, r->ctl->phase, rd->i);
+		for (k = 0; k < r->hot_pages && !r->ctl->stop; k++)
+			sink = r->ctl->buf[(first + k) * r->psz];
+	}
+	(void)sink;
+	return NULL;
+}
+
+/* The workload: its own buffer on the slow node, a reader per thread. */
+static void np_workload(struct np_run *r)
+{
+	struct np_reader rd[NP_MAX_THREADS];
+	pthread_t th[NP_MAX_THREADS];
+	unsigned long mask = 1UL << r->slow_node;
+	size_t len = r->pages * r->psz, map_len;
+	char *map, *buf;
+	int i;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	buf = np_bench_map(len, 2 << 20, r->thp, "tier", &map, &map_len);
+	if (!buf)
+		_exit(1);
+	if (syscall(__NR_mbind, buf, len, MPOL_BIND, &mask, 64, 0))
+		_exit(2);
+	memset(buf, 1, len);
+	/* Placed: the policy no longer binds it (a move may take it away). */
+	syscall(__NR_mbind, buf, len, MPOL_DEFAULT, NULL, 0, 0);
+	r->ctl->buf = buf;
+	for (i = 0; i < r->nr_threads; i++) {
+		rd[i] = (struct np_reader){ r, i };
+		if (pthread_create(&th[i], NULL, np_reader, &rd[i]))
+			_exit(3);
+	}
+	r->ctl->ready = 1;
+	for (i = 0; i < r->nr_threads; i++)
+		pthread_join(th[i], NULL);
+	_exit(0);
+}
+
+static int np_start(struct np_run *r)
+{
+	double t0 = np_bench_now_ms();
+
+	r->ctl = mmap(NULL, sizeof(*r->ctl), PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (r->ctl == MAP_FAILED)
+		return -1;
+	r->kid = fork();
+	if (r->kid < 0)
+		return -1;
+	if (!r->kid)
+		np_workload(r);
+	while (!r->ctl->ready) {
+		if (np_bench_now_ms() - t0 > 600000 ||
+		    waitpid(r->kid, NULL, WNOHANG) == r->kid) {
+			printf("tier: the workload did not start\n");
+			return -1;
+		}
+		usleep(10000);
+	}
+	r->buf = r->ctl->buf;
+	return 0;
+}
+
+static void np_stop(struct np_run *r)
+{
+	r->ctl->stop = 1;
+	kill(r->kid, SIGKILL);
+	waitpid(r->kid, NULL, 0);
+	munmap(r->ctl, sizeof(*r->ctl));
+}
+
+/* Per node pages of thread @i's hot set now, into @node_pages. */
+static int np_hot_nodes(struct np_run *r, int i, __u64 *node_pages)
+{
+	size_t first = np_hot_first(r, r->ctl->phase, i);
+
+	return numaplace_query_totals(r->kid, r->buf + first * r->psz,
+				      r->hot_pages * r->psz, node_pages,
+				      NUMAPLACE_TIER_NODES, NULL);
+}
+
+/* One period's sample: shares on the top tier and local, and classes. */
+static void np_sample(struct np_run *r, struct numaplace_tier *t)
+{
+	__u64 nodes[NUMAPLACE_TIER_NODES];
+	size_t k, first, hot = 0, fast = 0, local = 0;
+	size_t tp = 0, said_hot = 0, truth = 0;
+	int i, n, p = r->nr_periods;
+
+	for (i = 0; i < r->nr_threads; i++) {
+		if (np_hot_nodes(r, i, nodes))
+			continue;
+		for (n = 0; n < NUMAPLACE_TIER_NODES; n++) {
+			hot += nodes[n];
+			if (numaplace_node_isset(r->fast, n))
+				fast += nodes[n];
+			if (n == r->thread_node[i])
+				local += nodes[n];
+		}
+	}
+	r->share[p] = hot ? (double)fast / hot : 0;
+	r->local[p] = hot ? (double)local / hot : 0;
+	r->prec[p] = r->recall[p] = -1;
+	if (t && !numaplace_tier_classes(t, r->kid, r->buf, r->pages, r->cls)) {
+		for (k = 0; k < r->pages; k++) {
+			bool is_hot = false;
+
+			for (i = 0; i < r->nr_threads; i++) {
+				first = np_hot_first(r, r->ctl->phase, i);
+				is_hot |= k >= first && k < first + r->hot_pages;
+			}
+			truth += is_hot;
+			said_hot += r->cls[k] == NUMAPLACE_TIER_HOT;
+			tp += is_hot && r->cls[k] == NUMAPLACE_TIER_HOT;
+		}
+		r->prec[p] = said_hot ? (double)tp / said_hot : 0;
+		r->recall[p] = truth ? (double)tp / truth : 0;
+	}
+	r->nr_periods++;
+}
+
+/* The oracle: every hot set where it belongs, at once. */
+static void np_oracle(struct np_run *r)
+{
+	struct numaplace_migrate m;
+	__u64 total, free_kb;
+	long room = -1;
+	size_t first;
+	int i, node;
+
+	if (r->cse == 2) {
+		char path[96], line[256];
+		FILE *f;
+
+		total = free_kb = 0;
+		snprintf(path, sizeof(path),
+			 "/sys/devices/system/node/node0/meminfo");
+		f = fopen(path, "r");
+		while (f && fgets(line, sizeof(line), f)) {
+			sscanf(line, "Node 0 MemTotal: %llu", &total);
+			sscanf(line, "Node 0 MemFree: %llu", &free_kb);
+		}
+		if (f)
+			fclose(f);
+		/* Node 0 down to its watermark (5%), as the policy's. */
+		room = ((long)free_kb - (long)total / 20) * 1024 / (long)r->psz;
+	}
+	for (i = 0; i < r->nr_threads; i++) {
+		size_t at = 0, n;
+
+		first = np_hot_first(r, r->ctl->phase, i);
+		/* Case 2: node 0 up to its room (2 MiB at a time), then 1. */
+		while (at < r->hot_pages) {
+			n = r->hot_pages - at;
+			node = r->thread_node[i];
+			if (r->cse == 2) {
+				n = room >= 512 ? 512 : n;
+				if (n > r->hot_pages - at)
+					n = r->hot_pages - at;
+				node = room >= (long)n ? 0 : 1;
+				if (!node)
+					room -= n;
+			}
+			memset(&m, 0, sizeof(m));
+			if (!numaplace_migrate_range(r->kid,
+						     r->buf + (first + at) * r->psz,
+						     n * r->psz, node, 0, &m))
+				r->moves += m.nr_moved_pages;
+			at += n;
+		}
+	}
+}
+
+/* The scan's cost per page against QUERY's: best of three each. */
+static void np_scan_cost(struct np_run *r, double *scan, double *query)
+{
+	static struct numaplace_run runs[65536];
+	size_t nr, done, at;
+	uint64_t t0, best_s = UINT64_MAX, best_q = UINT64_MAX, dt;
+	int k;
+
+	for (k = 0; k < 3; k++) {
+		t0 = np_bench_now_ns();
+		for (at = 0; at < r->pages; at += done) {
+			if (numaplace_access_runs(r->kid, r->buf + at * r->psz,
+						  (r->pages - at) * r->psz,
+						  NUMAPLACE_QUERY_CLEAR_ACCESS |
+						  NUMAPLACE_QUERY_FLUSH_TLB,
+						  runs, NP_ARRAY_SIZE(runs),
+						  &nr, &done, NULL) || !done)
+				break;
+		}
+		dt = np_bench_now_ns() - t0;
+		best_s = dt < best_s ? dt : best_s;
+		t0 = np_bench_now_ns();
+		for (at = 0; at < r->pages; at += done) {
+			if (numaplace_query_runs(r->kid, r->buf + at * r->psz,
+						 (r->pages - at) * r->psz, runs,
+						 NP_ARRAY_SIZE(runs), &nr,
+						 &done) || !done)
+				break;
+		}
+		dt = np_bench_now_ns() - t0;
+		best_q = dt < best_q ? dt : best_q;
+	}
+	*scan = (double)best_s / r->pages;
+	*query = (double)best_q / r->pages;
+}
+
+/* One method on a fresh workload: every phase, every period. */
+static int np_method(struct np_run *r, enum np_method meth)
+{
+	struct numaplace_tier_params p;
+	struct numaplace_tier_period per;
+	struct numaplace_tier *t = NULL;
+	__u64 nodes[NUMAPLACE_TIER_NODES];
+	double start_fast;
+	int ph, k, i, n, ret;
+
+	if (np_start(r))
+		return -1;
+	if (meth == NP_M_NUMAPLACE) {
+		numaplace_tier_params_init(&p);
+		ret = numaplace_tier_new(&p, &t);
+		if (!ret)
+			ret = numaplace_tier_add(t, r->kid);
+		if (ret) {
+			printf("tier: numaplace_tier: %s\n", strerror(-ret));
+			np_stop(r);
+			numaplace_tier_free(t);
+			return -1;
+		}
+	}
+	for (ph = 0; ph < (int)opt_phases; ph++) {
+		r->ctl->phase = ph;
+		start_fast = 0;
+		for (i = 0; i < r->nr_threads; i++) {
+			if (np_hot_nodes(r, i, nodes))
+				continue;
+			for (n = 0; n < NUMAPLACE_TIER_NODES; n++)
+				if (numaplace_node_isset(r->fast, n))
+					start_fast += nodes[n];
+		}
+		if (meth == NP_M_ORACLE)
+			np_oracle(r);
+		r->to95[ph] = -1;
+		for (k = 1; k <= (int)opt_periods; k++) {
+			usleep(opt_period_ms * 1000);
+			ret = t ? numaplace_tier_step(t, &per) : -1;
+			if (t && ret)
+				printf("tier: step: %s\n", strerror(-ret));
+			if (!ret) {
+				for (n = 0; n < NUMAPLACE_TIER_NODES; n++) {
+					r->moves += per.nr_promoted[n] +
+						    per.nr_demoted[n];
+					r->promoted[n] += per.nr_promoted[n];
+				}
+				r->moved_3 += per.nr_moved_3;
+				r->scan_ns += per.scan_ns;
+				r->scanned += per.nr_scanned;
+			}
+			if (r->nr_periods < NP_MAX_PERIODS)
+				np_sample(r, t);
+			if (r->to95[ph] < 0 &&
+			    r->share[r->nr_periods - 1] * 100 >= NP_GOAL_PCT)
+				r->to95[ph] = k;
+		}
+		r->useful += r->share[r->nr_periods - 1] *
+			     r->hot_pages * r->nr_threads > start_fast ?
+			     (__u64)(r->share[r->nr_periods - 1] *
+				     r->hot_pages * r->nr_threads - start_fast) : 0;
+	}
+	numaplace_tier_free(t);
+	return 0;
+}
+
+static void np_print(struct np_run *r, enum np_method meth, double scan,
+		     double query)
+{
+	double share = 0, local = 0, prec = 0, recall = 0;
+	__u64 lo = ~0ULL, hi = 0;
+	int k, n, nr_pr = 0;
+	char to95[64] = "", spread[32] = "-", cost[48] = "-";
+
+	for (k = 0; k < r->nr_periods; k++) {
+		share += r->share[k];
+		local += r->local[k];
+		/* Steady state: the last period of each phase. */
+		if (r->prec[k] >= 0 && (k + 1) % (int)opt_periods == 0) {
+			prec += r->prec[k];
+			recall += r->recall[k];
+			nr_pr++;
+		}
+	}
+	for (k = 0; k < (int)opt_phases; k++)
+		snprintf(to95 + strlen(to95), sizeof(to95) - strlen(to95),
+			 "%s%s%d", k ? "," : "", r->to95[k] < 0 ? ">" : "",
+			 r->to95[k] < 0 ? (int)opt_periods : r->to95[k]);
+	for (n = 0; n < NUMAPLACE_TIER_NODES; n++) {
+		if (!numaplace_node_isset(r->fast, n))
+			continue;
+		lo = r->promoted[n] < lo ? r->promoted[n] : lo;
+		hi = r->promoted[n] > hi ? r->promoted[n] : hi;
+	}
+	if (meth == NP_M_NUMAPLACE && hi)
+		snprintf(spread, sizeof(spread), lo ? "%.2f" : "inf",
+			 lo ? (double)hi / lo : 0);
+	if (meth == NP_M_NUMAPLACE && r->scanned)
+		snprintf(cost, sizeof(cost), "%.0f (%.0f in a period) / %.0f",
+			 scan, (double)r->scan_ns / r->scanned, query);
+	printf(NP_ROW_FMT, r->cse == 1 ? "case1" : "case2",
+	       r->thp ? "thp" : "4k", np_method_names[meth]);
+	printf("%6.1f%% %6.1f%% ", 100 * share / r->nr_periods,
+	       100 * local / r->nr_periods);
+	if (nr_pr)
+		printf("%6.1f%% %6.1f%% ", 100 * prec / nr_pr,
+		       100 * recall / nr_pr);
+	else
+		printf("%7s %7s ", "-", "-");
+	printf("%-11s %6.2f %6.3f%% %6s %s\n", to95,
+	       r->useful ? (double)r->moves / r->useful : 0,
+	       100.0 * r->moved_3 / r->pages, spread, cost);
+}
+
+/* Case 2's neighbour: node 0 filled until NP_FREE2_MIB MiB are free. */
+static char *np_neighbour(size_t *len)
+{
+	unsigned long mask = 1;
+	long long free_kb = -1;
+	char line[256], *p;
+	FILE *f = fopen("/sys/devices/system/node/node0/meminfo", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		sscanf(line, "Node 0 MemFree: %lld", &free_kb);
+	if (f)
+		fclose(f);
+	if (free_kb < (NP_FREE2_MIB + 16) * 1024LL)
+		return NULL;
+	*len = (free_kb - NP_FREE2_MIB * 1024LL) * 1024;
+	p = mmap(NULL, *len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	if (syscall(__NR_mbind, p, *len, MPOL_BIND, &mask, 64, 0)) {
+		munmap(p, *len);
+		return NULL;
+	}
+	memset(p, 1, *len);
+	return p;
+}
+
+/* The threads of case @cse: a CPU and node each. */
+static int np_threads(struct np_run *r)
+{
+	cpu_set_t set;
+	int cpu, n, node;
+
+	r->nr_threads = 0;
+	sched_getaffinity(0, sizeof(set), &set);
+	for (n = 0; n < NUMAPLACE_TIER_NODES; n++) {
+		if (!numaplace_node_isset(r->fast, n))
+			continue;
+		for (cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+			char path[96];
+
+			if (!CPU_ISSET(cpu, &set))
+				continue;
+			snprintf(path, sizeof(path),
+				 "/sys/devices/system/node/node%d/cpu%d", n, cpu);
+			if (access(path, F_OK))
+				continue;
+			node = r->cse == 2 ? 0 : n;
+			if (r->cse == 2 && n != 0)
+				break;
+			r->thread_cpu[r->nr_threads] = cpu;
+			r->thread_node[r->nr_threads++] = node;
+			break;
+		}
+	}
+	if (r->cse == 2 && r->nr_threads == 1) {
+		/* Two threads on node 0's CPU. */
+		r->thread_cpu[1] = r->thread_cpu[0];
+		r->thread_node[r->nr_threads++] = 0;
+	}
+	if (!r->nr_threads)
+		return -1;
+	r->hot_pages = (r->cse == 1 ? (size_t)NP_HOT1_MIB << 20 :
+			((size_t)NP_HOT2_MIB << 20) / r->nr_threads) / r->psz;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct np_bench_opt opts[] = {
+		{ 'm', .num = &opt_mib }, { 'P', .num = &opt_periods },
+		{ 'n', .num = &opt_phases }, { 'i', .num = &opt_period_ms },
+		{ 'v', .str = &opt_variant }, { 'c', .str = &opt_case },
+	};
+	struct numaplace_tier_params p;
+	struct numaplace_tier *t;
+	char bal[32];
+	double scan = 0, query = 0;
+	int cse, thp, meth, ret, rc = 0;
+
+	ret = np_bench_getopt(argc, argv, opts, NP_ARRAY_SIZE(opts),
+			      "usage: tier [-m MIB] [-P PERIODS] [-n PHASES] [-i MS] [-v 4k|thp] [-c 1|2]\n");
+	if (ret)
+		return ret;
+	if (opt_periods * opt_phases > NP_MAX_PERIODS ||
+	    opt_phases > NP_PHASES * 4 || !opt_periods || !opt_phases) {
+		fprintf(stderr, "tier: at most %d periods in all\n",
+			NP_MAX_PERIODS);
+		return 2;
+	}
+	numaplace_tier_params_init(&p);
+	ret = numaplace_tier_new(&p, &t);
+	if (ret) {
+		printf("tier: no tier context (%s): needs the module, the access scan and two tiers\n",
+		       strerror(-ret));
+		return 1;
+	}
+	np_bench_balancing_say(bal, sizeof(bal));
+	for (cse = 1; cse <= 2; cse++) {
+		if (opt_case && atoi(opt_case) != cse)
+			continue;
+		for (thp = 0; thp <= 1; thp++) {
+			struct np_run r = { .cse = cse, .thp = thp };
+			char *hog = NULL;
+			size_t hog_len = 0;
+			int n;
+
+			if (opt_variant && strcmp(opt_variant, thp ? "thp" : "4k"))
+				continue;
+			r.psz = sysconf(_SC_PAGESIZE);
+			r.pages = (opt_mib << 20) / r.psz;
+			numaplace_tier_nodes(t, r.fast, r.slow);
+			for (n = NUMAPLACE_TIER_NODES - 1; n >= 0; n--)
+				if (numaplace_node_isset(r.slow, n))
+					r.slow_node = n;
+			r.cls = calloc(r.pages, 1);
+			if (!r.cls || np_threads(&r)) {
+				printf("tier: no memory, or no CPU for the workload\n");
+				free(r.cls);
+				rc = 1;
+				continue;
+			}
+			printf("\n%s, %s: %d threads (nodes", cse == 1 ?
+			       "case 1: a thread per fast node" :
+			       "case 2: every thread on node 0, node 0 held",
+			       thp ? "THP" : "4 KiB", r.nr_threads);
+			for (n = 0; n < r.nr_threads; n++)
+				printf(" %d", r.thread_node[n]);
+			printf("), %zu MiB hot each, %lu MiB on node %d, %lu phases of %lu periods of %lu ms\n",
+			       r.hot_pages * r.psz >> 20, opt_mib, r.slow_node,
+			       opt_phases, opt_periods, opt_period_ms);
+			if (cse == 2) {
+				hog = np_neighbour(&hog_len);
+				if (!hog) {
+					printf("case 2: node 0 has too little free memory for the neighbour\n");
+					free(r.cls);
+					continue;
+				}
+			}
+			printf(NP_ROW_FMT, "case", "page", "method");
+			printf("%7s %7s %7s %7s %-11s %6s %7s %6s %s\n",
+			       "top", "local", "prec", "recall", "to95",
+			       "mv/use", "3+mv", "spread",
+			       "scan ns/page (in a period) / query ns/page");
+			for (meth = 0; meth < NP_M_MAX; meth++) {
+				struct np_run one = r;
+
+				one.cls = r.cls;
+				if (np_method(&one, meth)) {
+					rc = 1;
+					continue;
+				}
+				if (meth == NP_M_NUMAPLACE)
+					np_scan_cost(&one, &scan, &query);
+				np_stop(&one);
+				np_print(&one, meth, scan, query);
+			}
+			if (hog)
+				munmap(hog, hog_len);
+			free(r.cls);
+		}
+	}
+	numaplace_tier_free(t);
+	np_bench_balancing_restore(bal);
+	return rc;
+}
