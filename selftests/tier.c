@@ -22,6 +22,7 @@
 #include <linux/mempolicy.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -573,10 +574,10 @@ NP_TEST_F(tierx, permission)
 /* ---- the daemon, numaplace tier ---------------------------------------- */
 
 /*
- * Start "numaplace tier -p KID ... ARGS" with its stdout on a pipe:
- * its pid, the pipe's read end in *@out.
+ * Start "numaplace tier --fast 0 --slow 1 ARGS" with its stdout on a
+ * pipe: its pid, the pipe's read end in *@out.
  */
-static pid_t np_tr_daemon(pid_t target, const char *args, FILE **out)
+static pid_t np_tr_daemon_run(const char *args, FILE **out)
 {
 	char cmd[512];
 	int fds[2];
@@ -585,8 +586,7 @@ static pid_t np_tr_daemon(pid_t target, const char *args, FILE **out)
 	if (pipe(fds))
 		return -1;
 	snprintf(cmd, sizeof(cmd),
-		 "exec numaplace tier -p %d --fast 0 --slow 1 %s", target,
-		 args);
+		 "exec numaplace tier --fast 0 --slow 1 %s", args);
 	pid = fork();
 	if (pid < 0)
 		return -1;
@@ -600,6 +600,15 @@ static pid_t np_tr_daemon(pid_t target, const char *args, FILE **out)
 	close(fds[1]);
 	*out = fdopen(fds[0], "r");
 	return pid;
+}
+
+/* The same for process @target: "-p TARGET ARGS". */
+static pid_t np_tr_daemon(pid_t target, const char *args, FILE **out)
+{
+	char all[384];
+
+	snprintf(all, sizeof(all), "-p %d %s", target, args);
+	return np_tr_daemon_run(all, out);
 }
 
 /* The daemon's exit status within @ms, or -1 (then killed). */
@@ -705,6 +714,98 @@ NP_TEST_F(tierd, target_exit)
 	self->w.kid = 0;
 	EXPECT_EQ(0, np_tr_daemon_wait(d, 10000));
 	fclose(out);
+}
+
+/* Where the Prometheus test writes, and what it must not touch. */
+#define NP_TR_PROM_DIR	"/tmp/np-tier-prom"
+
+/*
+ * --prometheus: the totals for node_exporter, written anew each period
+ * (FILE.tmp then renamed), never through a symlink planted as FILE.tmp.
+ */
+NP_TEST_F(tierd, prometheus)
+{
+	char line[4096], buf[256];
+	bool promoted = false;
+	FILE *out, *f;
+	long n0;
+	pid_t d;
+
+	if (!self->ready)
+		return;
+	mkdir(NP_TR_PROM_DIR, 0755);
+	unlink(NP_TR_PROM_DIR "/t.prom");
+	f = fopen(NP_TR_PROM_DIR "/victim", "w");
+	ASSERT_NE(NULL, f);
+	fputs("keep", f);
+	fclose(f);
+	unlink(NP_TR_PROM_DIR "/t.prom.tmp");
+	ASSERT_EQ(0, symlink(NP_TR_PROM_DIR "/victim",
+			     NP_TR_PROM_DIR "/t.prom.tmp"));
+	d = np_tr_daemon(self->w.kid, "--interval 200ms --count 6 --prometheus "
+			 NP_TR_PROM_DIR "/t.prom", &out);
+	ASSERT_LT(0, d);
+	while (fgets(line, sizeof(line), out))
+		;
+	fclose(out);
+	EXPECT_EQ(0, np_tr_daemon_wait(d, 30000));
+	ASSERT_EQ(0, np_read_str(NP_TR_PROM_DIR "/victim", buf, sizeof(buf)));
+	EXPECT_EQ(0, strncmp(buf, "keep", 4));
+	EXPECT_NE(0, access(NP_TR_PROM_DIR "/t.prom.tmp", F_OK));
+	f = fopen(NP_TR_PROM_DIR "/t.prom", "r");
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "numaplace_tier_promoted_pages_total{", 36) ||
+		    !strstr(line, "node=\"0\""))
+			continue;
+		n0 = strtol(strrchr(line, ' ') + 1, NULL, 10);
+		promoted = n0 > 0;
+	}
+	fclose(f);
+	EXPECT_TRUE(promoted);
+}
+
+/*
+ * --cgroup: the processes of a cgroup, read each period; the daemon ends
+ * when the cgroup is gone.
+ */
+NP_TEST_F(tierd, cgroup)
+{
+	const char *cg = NP_CG_ROOT "/np-tier-test";
+	size_t q = self->w.pages / NP_TR_PHASES;
+	char line[4096], pid[16];
+	int lines = 0;
+	FILE *out;
+	long off;
+	pid_t d;
+
+	if (!self->ready)
+		return;
+	if (access(NP_CG_ROOT "/cgroup.procs", W_OK))
+		SKIP(return, "no cgroup v2 at " NP_CG_ROOT);
+	if (mkdir(cg, 0755) && errno != EEXIST)
+		SKIP(return, "cannot make %s: %s", cg, strerror(errno));
+	snprintf(pid, sizeof(pid), "%d", self->w.kid);
+	ASSERT_EQ(0, np_write_str(NP_CG_ROOT "/np-tier-test/cgroup.procs", pid));
+	d = np_tr_daemon_run("--cgroup " NP_CG_ROOT "/np-tier-test "
+			     "--interval 200ms --json", &out);
+	ASSERT_LT(0, d);
+	while (lines < 6 && fgets(line, sizeof(line), out))
+		lines++;
+	EXPECT_EQ(6, lines);
+	off = np_tr_not_on(&self->w, 0, 0);
+	EXPECT_LE(off * 100, (long)q * (100 - NP_TR_GOAL)) {
+		TH_LOG("%ld of %zu hot pages not on node 0", off, q);
+	}
+	/* The workload gone, then its cgroup: the daemon ends, status 0. */
+	kill(self->w.kid, SIGKILL);
+	waitpid(self->w.kid, NULL, 0);
+	self->w.kid = 0;
+	EXPECT_EQ(0, np_memcg_remove(cg));
+	while (fgets(line, sizeof(line), out))
+		;
+	fclose(out);
+	EXPECT_EQ(0, np_tr_daemon_wait(d, 10000));
 }
 
 NP_HARNESS_MAIN
