@@ -122,6 +122,27 @@ static bool np_tier_mask_empty(const __u64 *m)
 	return true;
 }
 
+/*
+ * Room for one entry more in @v, an array of @nr entries of @size bytes
+ * with room for *@cap: doubled when full (@first entries the first
+ * time), *@cap updated. The array, moved or not; NULL (and @v as it was)
+ * when out of memory. The CLI's np_array_grow(), for the library.
+ */
+static void *np_tier_grow(void *v, size_t *cap, size_t nr, size_t size,
+			  size_t first)
+{
+	size_t n = *cap ? 2 * *cap : first;
+
+	if (nr < *cap)
+		return v;
+	if (n < *cap || n > SIZE_MAX / size)
+		return NULL;
+	v = realloc(v, n * size);
+	if (v)
+		*cap = n;
+	return v;
+}
+
 NP_EXPORT void numaplace_tier_params_init(struct numaplace_tier_params *p)
 {
 	*p = (struct numaplace_tier_params){
@@ -285,7 +306,8 @@ NP_EXPORT void numaplace_tier_nodes(const struct numaplace_tier *t,
 	memcpy(slow, t->slow, sizeof(t->slow));
 }
 
-static struct np_tier_target *np_tier_find(struct numaplace_tier *t, int pid)
+static struct np_tier_target *np_tier_find(const struct numaplace_tier *t,
+					   int pid)
 {
 	size_t i;
 
@@ -333,16 +355,14 @@ static long np_tier_read_vmas(int pid, struct np_tier_vma **out)
 			continue;
 		if (!strncmp(perms, "---", 3) || !strncmp(line + name, "[v", 2))
 			continue;
-		if (nr == cap) {
-			cap = cap ? cap * 2 : NP_TIER_VMAS_FIRST;
-			grown = realloc(v, cap * sizeof(*v));
-			if (!grown) {
-				free(v);
-				fclose(f);
-				return -ENOMEM;
-			}
-			v = grown;
+		grown = np_tier_grow(v, &cap, nr, sizeof(*v),
+				     NP_TIER_VMAS_FIRST);
+		if (!grown) {
+			free(v);
+			fclose(f);
+			return -ENOMEM;
 		}
+		v = grown;
 		v[nr++] = (struct np_tier_vma){ start, end };
 	}
 	fclose(f);
@@ -376,16 +396,11 @@ NP_EXPORT int numaplace_tier_add(struct numaplace_tier *t, int pid)
 	free(vmas);
 	if (ret)
 		return ret;
-	if (t->nr_targets == t->cap_targets) {
-		size_t cap = t->cap_targets ? t->cap_targets * 2 :
-						  NP_TIER_TARGETS_FIRST;
-
-		grown = realloc(t->targets, cap * sizeof(*grown));
-		if (!grown)
-			return -ENOMEM;
-		t->targets = grown;
-		t->cap_targets = cap;
-	}
+	grown = np_tier_grow(t->targets, &t->cap_targets, t->nr_targets,
+			     sizeof(*grown), NP_TIER_TARGETS_FIRST);
+	if (!grown)
+		return -ENOMEM;
+	t->targets = grown;
 	t->targets[t->nr_targets++] = (struct np_tier_target){
 		.pid = pid, .start_time = start_time,
 		.start_code = start_code };
@@ -438,13 +453,10 @@ NP_EXPORT int numaplace_tier_classes(const struct numaplace_tier *t, int pid,
 				     unsigned char *classes)
 {
 	const __u64 chunk_bytes = (__u64)NP_TIER_CHUNK_PAGES * t->page_size;
-	const struct np_tier_target *tg = NULL;
+	const struct np_tier_target *tg = np_tier_find(t, pid);
 	__u64 addr, base;
 	size_t i, k;
 
-	for (i = 0; i < t->nr_targets; i++)
-		if (t->targets[i].pid == pid)
-			tg = &t->targets[i];
 	if (!tg)
 		return -ENOENT;
 	addr = (uintptr_t)start & ~((__u64)t->page_size - 1);
@@ -469,15 +481,11 @@ static int np_tier_chunks_push(struct np_tier_chunks *c,
 {
 	struct np_tier_chunk **grown;
 
-	if (c->nr == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : NP_TIER_CHUNKS_FIRST;
-
-		grown = realloc(c->v, cap * sizeof(*grown));
-		if (!grown)
-			return -ENOMEM;
-		c->v = grown;
-		c->cap = cap;
-	}
+	grown = np_tier_grow(c->v, &c->cap, c->nr, sizeof(*grown),
+			     NP_TIER_CHUNKS_FIRST);
+	if (!grown)
+		return -ENOMEM;
+	c->v = grown;
 	c->v[c->nr++] = chunk;
 	return 0;
 }
@@ -518,15 +526,11 @@ static int np_tier_push_move(struct numaplace_tier *t, __u64 addr, __u16 *st,
 {
 	struct np_tier_move *grown;
 
-	if (t->nr_moves == t->cap_moves) {
-		size_t cap = t->cap_moves ? t->cap_moves * 2 : NP_TIER_MOVES_FIRST;
-
-		grown = realloc(t->moves, cap * sizeof(*grown));
-		if (!grown)
-			return -ENOMEM;
-		t->moves = grown;
-		t->cap_moves = cap;
-	}
+	grown = np_tier_grow(t->moves, &t->cap_moves, t->nr_moves,
+			     sizeof(*grown), NP_TIER_MOVES_FIRST);
+	if (!grown)
+		return -ENOMEM;
+	t->moves = grown;
 	t->moves[t->nr_moves++] = (struct np_tier_move){ addr, st, nr, to,
 							 promote };
 	return 0;
