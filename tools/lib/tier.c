@@ -537,33 +537,48 @@ static int np_tier_push_move(struct numaplace_tier *t, __u64 addr, __u16 *st,
 }
 
 /*
+ * A target for @take of @nr pages on @node that would move one way: the
+ * rest counted as over the budget, the budget and the target's room
+ * taken (and, for a demotion, the node's need). The node, or -1 when
+ * nothing is to move (@take 0, or no target with room: counted).
+ */
+static int np_tier_reserve(struct numaplace_tier *t, struct np_tier_target *tg,
+			   unsigned int nr, unsigned int take, int node,
+			   bool promote)
+{
+	__u64 *budget = promote ? &t->promote_budget : &t->demote_budget;
+	struct np_tier_spread *s = promote ? &t->up : &t->down;
+	int to;
+
+	t->out->nr_limited += nr - take;
+	if (!take)
+		return -1;
+	to = np_tier_spread_pick(s, tg->mems, tg->local, take);
+	if (to < 0) {
+		t->out->nr_no_room += take;
+		return -1;
+	}
+	*budget -= take;
+	if (!promote)
+		t->need[node] = t->need[node] > take ? t->need[node] - take : 0;
+	return to;
+}
+
+/*
  * Pages @idx[0..@nr) of chunk @c, all of one run on @node, to move one
- * way: one target for them all, within the step's budget and the
- * targets' room, as many 4 KiB pages as the budget allows.
+ * way: one target for them all, as many 4 KiB pages as the budget
+ * allows.
  */
 static int np_tier_plan(struct numaplace_tier *t, struct np_tier_target *tg,
 			struct np_tier_chunk *c, const unsigned int *idx,
 			unsigned int nr, int node, bool promote)
 {
-	__u64 *budget = promote ? &t->promote_budget : &t->demote_budget;
-	struct np_tier_spread *s = promote ? &t->up : &t->down;
-	unsigned int i, take = nr;
+	__u64 budget = promote ? t->promote_budget : t->demote_budget;
+	unsigned int i, take = budget < nr ? budget : nr;
 	int to, ret;
 
-	if (*budget < nr)
-		take = *budget;
-	t->out->nr_limited += nr - take;
-	if (!take)
-		return 0;
-	to = np_tier_spread_pick(s, tg->mems, tg->local, take);
-	if (to < 0) {
-		t->out->nr_no_room += take;
-		return 0;
-	}
-	*budget -= take;
-	if (!promote)
-		t->need[node] = t->need[node] > take ? t->need[node] - take : 0;
-	for (i = 0; i < take; i++) {
+	to = np_tier_reserve(t, tg, nr, take, node, promote);
+	for (i = 0; to >= 0 && i < take; i++) {
 		ret = np_tier_push_move(t, c->base + (__u64)idx[i] * t->page_size,
 					&c->st[idx[i]], 1, to, promote);
 		if (ret)
@@ -584,24 +599,14 @@ static int np_tier_plan_leaf(struct numaplace_tier *t,
 			     unsigned int nr, unsigned int nr_want, int node,
 			     bool promote)
 {
-	__u64 *budget = promote ? &t->promote_budget : &t->demote_budget;
-	struct np_tier_spread *s = promote ? &t->up : &t->down;
+	__u64 budget = promote ? t->promote_budget : t->demote_budget;
 	int to;
 
 	if (!nr_want || 2 * nr_want < nr)
 		return 0;
-	if (*budget < nr) {
-		t->out->nr_limited += nr;
+	to = np_tier_reserve(t, tg, nr, budget < nr ? 0 : nr, node, promote);
+	if (to < 0)
 		return 0;
-	}
-	to = np_tier_spread_pick(s, tg->mems, tg->local, nr);
-	if (to < 0) {
-		t->out->nr_no_room += nr;
-		return 0;
-	}
-	*budget -= nr;
-	if (!promote)
-		t->need[node] = t->need[node] > nr ? t->need[node] - nr : 0;
 	return np_tier_push_move(t, c->base + (__u64)first * t->page_size,
 				 &c->st[first], nr, to, promote);
 }
