@@ -29,6 +29,7 @@
 
 #include "numaplace.h"
 #include "np_test.h"
+#include "migrate_lib.h"
 #include "kselftest_harness.h"
 
 #define NP_NOBODY	65534
@@ -172,27 +173,14 @@ static int np_tr_steps(struct numaplace_tier *t, int n,
 		       struct numaplace_tier_period *sum)
 {
 	struct numaplace_tier_period p;
-	int i, k, ret;
+	int i, ret;
 
 	for (i = 0; i < n; i++) {
 		usleep(NP_TR_PERIOD_MS * 1000);
 		ret = numaplace_tier_step(t, &p);
 		if (ret)
 			return ret;
-		for (k = 0; k < NUMAPLACE_TIER_NODES; k++) {
-			sum->nr_promoted[k] += p.nr_promoted[k];
-			sum->nr_demoted[k] += p.nr_demoted[k];
-		}
-		sum->nr_scanned += p.nr_scanned;
-		sum->nr_hot += p.nr_hot;
-		sum->nr_failed += p.nr_failed;
-		sum->nr_limited += p.nr_limited;
-		sum->nr_moved_3 += p.nr_moved_3;
-		sum->nr_ping_pong += p.nr_ping_pong;
-		sum->nr_scan_failed += p.nr_scan_failed;
-		sum->nr_targets = p.nr_targets;
-		sum->nr_tracked = p.nr_tracked;
-		sum->state_bytes = p.state_bytes;
+		numaplace_tier_period_add(sum, &p);
 	}
 	return 0;
 }
@@ -346,9 +334,8 @@ NP_TEST_F(tier, demote_under_watermark)
 	size_t q = self->w.pages / NP_TR_PHASES;
 	long total_kb, free_kb, hog_kb;
 	unsigned long node0 = 1;
-	char line[256], *hog = MAP_FAILED;
+	char *hog = MAP_FAILED;
 	int i;
-	FILE *f;
 
 	if (!self->ready)
 		return;
@@ -359,14 +346,8 @@ NP_TEST_F(tier, demote_under_watermark)
 	ASSERT_EQ(0, numaplace_migrate_range(self->w.kid, self->w.buf,
 					     self->w.len, 0, 0, NULL));
 	ASSERT_EQ(0, np_tr_not_on(&self->w, 1, 0));
-	f = fopen("/sys/devices/system/node/node0/meminfo", "r");
-	ASSERT_NE(NULL, f);
-	total_kb = free_kb = -1;
-	while (fgets(line, sizeof(line), f)) {
-		sscanf(line, "Node 0 MemTotal: %ld", &total_kb);
-		sscanf(line, "Node 0 MemFree: %ld", &free_kb);
-	}
-	fclose(f);
+	total_kb = np_node_kb(0, "MemTotal:");
+	free_kb = np_node_kb(0, "MemFree:");
 	ASSERT_LT(0, total_kb);
 	/* Down to 40% free: under the watermark (50%), with room to spare. */
 	hog_kb = free_kb - total_kb * 2 / 5;

@@ -101,8 +101,8 @@ struct np_run {
 	double prec[NP_MAX_PERIODS], recall[NP_MAX_PERIODS];
 	int nr_periods;
 	int to95[NP_PHASES * 4];
-	__u64 moves, useful, moved_3, promoted[NUMAPLACE_TIER_NODES];
-	__u64 scan_ns, scanned;
+	__u64 moves, useful;		/* pages moved, by either method */
+	struct numaplace_tier_period tot;	/* numaplace's steps, added */
 };
 
 static unsigned long opt_mib = NP_MIB, opt_periods = NP_PERIODS,
@@ -257,32 +257,34 @@ static void np_sample(struct np_run *r, struct numaplace_tier *t)
 	r->nr_periods++;
 }
 
+/* @key ("MemFree:") of node 0's meminfo, in kB; 0 when unread. */
+static long np_node0_kb(const char *key)
+{
+	char line[256], name[64];
+	long kb = 0, v;
+	FILE *f = fopen("/sys/devices/system/node/node0/meminfo", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Node 0 %63s %ld", name, &v) == 2 &&
+		    !strcmp(name, key))
+			kb = v;
+	if (f)
+		fclose(f);
+	return kb;
+}
+
 /* The oracle: every hot set where it belongs, at once. */
 static void np_oracle(struct np_run *r)
 {
 	struct numaplace_migrate m;
-	__u64 total, free_kb;
 	long room = -1;
 	size_t first;
 	int i, node;
 
-	if (r->cse == 2) {
-		char path[96], line[256];
-		FILE *f;
-
-		total = free_kb = 0;
-		snprintf(path, sizeof(path),
-			 "/sys/devices/system/node/node0/meminfo");
-		f = fopen(path, "r");
-		while (f && fgets(line, sizeof(line), f)) {
-			sscanf(line, "Node 0 MemTotal: %llu", &total);
-			sscanf(line, "Node 0 MemFree: %llu", &free_kb);
-		}
-		if (f)
-			fclose(f);
-		/* Node 0 down to its watermark (5%), as the policy's. */
-		room = ((long)free_kb - (long)total / 20) * 1024 / (long)r->psz;
-	}
+	/* Node 0 down to its watermark (5%), as the policy's. */
+	if (r->cse == 2)
+		room = (np_node0_kb("MemFree:") - np_node0_kb("MemTotal:") / 20) *
+		       1024 / (long)r->psz;
 	for (i = 0; i < r->nr_threads; i++) {
 		size_t at = 0, n;
 
@@ -388,14 +390,10 @@ static int np_method(struct np_run *r, enum np_method meth)
 			if (t && ret)
 				printf("tier: step: %s\n", strerror(-ret));
 			if (!ret) {
-				for (n = 0; n < NUMAPLACE_TIER_NODES; n++) {
+				numaplace_tier_period_add(&r->tot, &per);
+				for (n = 0; n < NUMAPLACE_TIER_NODES; n++)
 					r->moves += per.nr_promoted[n] +
 						    per.nr_demoted[n];
-					r->promoted[n] += per.nr_promoted[n];
-				}
-				r->moved_3 += per.nr_moved_3;
-				r->scan_ns += per.scan_ns;
-				r->scanned += per.nr_scanned;
 			}
 			if (r->nr_periods < NP_MAX_PERIODS)
 				np_sample(r, t);
@@ -437,15 +435,16 @@ static void np_print(struct np_run *r, enum np_method meth, double scan,
 	for (n = 0; n < NUMAPLACE_TIER_NODES; n++) {
 		if (!numaplace_node_isset(r->fast, n))
 			continue;
-		lo = r->promoted[n] < lo ? r->promoted[n] : lo;
-		hi = r->promoted[n] > hi ? r->promoted[n] : hi;
+		lo = r->tot.nr_promoted[n] < lo ? r->tot.nr_promoted[n] : lo;
+		hi = r->tot.nr_promoted[n] > hi ? r->tot.nr_promoted[n] : hi;
 	}
 	if (meth == NP_M_NUMAPLACE && hi)
 		snprintf(spread, sizeof(spread), lo ? "%.2f" : "inf",
 			 lo ? (double)hi / lo : 0);
-	if (meth == NP_M_NUMAPLACE && r->scanned)
+	if (meth == NP_M_NUMAPLACE && r->tot.nr_scanned)
 		snprintf(cost, sizeof(cost), "%.0f (%.0f in a period) / %.0f",
-			 scan, (double)r->scan_ns / r->scanned, query);
+			 scan, (double)r->tot.scan_ns / r->tot.nr_scanned,
+			 query);
 	printf(NP_ROW_FMT, r->cse == 1 ? "case1" : "case2",
 	       r->thp ? "thp" : "4k", np_method_names[meth]);
 	printf("%6.1f%% %6.1f%% ", 100 * share / r->nr_periods,
@@ -457,21 +456,16 @@ static void np_print(struct np_run *r, enum np_method meth, double scan,
 		printf("%7s %7s ", "-", "-");
 	printf("%-11s %6.2f %6.3f%% %6s %s\n", to95,
 	       r->useful ? (double)r->moves / r->useful : 0,
-	       100.0 * r->moved_3 / r->pages, spread, cost);
+	       100.0 * r->tot.nr_moved_3 / r->pages, spread, cost);
 }
 
 /* Case 2's neighbour: node 0 filled until NP_FREE2_MIB MiB are free. */
 static char *np_neighbour(size_t *len)
 {
+	long long free_kb = np_node0_kb("MemFree:");
 	unsigned long mask = 1;
-	long long free_kb = -1;
-	char line[256], *p;
-	FILE *f = fopen("/sys/devices/system/node/node0/meminfo", "r");
+	char *p;
 
-	while (f && fgets(line, sizeof(line), f))
-		sscanf(line, "Node 0 MemFree: %lld", &free_kb);
-	if (f)
-		fclose(f);
 	if (free_kb < (NP_FREE2_MIB + 16) * 1024LL)
 		return NULL;
 	*len = (free_kb - NP_FREE2_MIB * 1024LL) * 1024;

@@ -337,6 +337,14 @@ int numaplace_tier_remove(struct numaplace_tier *t, int pid);
 size_t numaplace_tier_pids(const struct numaplace_tier *t, int *pids,
 			   size_t cap);
 
+/*
+ * Add period @from to @to, the totals of several steps: its counts of
+ * pages and times add; what describes the end of a period (nr_targets,
+ * nr_tracked, state_bytes, and scan_error when it has one) is @from's.
+ */
+void numaplace_tier_period_add(struct numaplace_tier_period *to,
+			       const struct numaplace_tier_period *from);
+
 /* What numaplace_tier_classes() says of a page. */
 enum numaplace_tier_class {
 	NUMAPLACE_TIER_UNKNOWN,	/* no state: not present at the last step */

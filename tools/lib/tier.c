@@ -143,6 +143,35 @@ static void *np_tier_grow(void *v, size_t *cap, size_t nr, size_t size,
 	return v;
 }
 
+NP_EXPORT void numaplace_tier_period_add(struct numaplace_tier_period *to,
+				       const struct numaplace_tier_period *from)
+{
+	int n;
+
+	for (n = 0; n < NUMAPLACE_TIER_NODES; n++) {
+		to->nr_promoted[n] += from->nr_promoted[n];
+		to->nr_demoted[n] += from->nr_demoted[n];
+	}
+	to->nr_scanned += from->nr_scanned;
+	to->nr_young += from->nr_young;
+	to->nr_hot += from->nr_hot;
+	to->nr_cold += from->nr_cold;
+	to->nr_failed += from->nr_failed;
+	to->nr_held += from->nr_held;
+	to->nr_limited += from->nr_limited;
+	to->nr_no_room += from->nr_no_room;
+	to->nr_scan_failed += from->nr_scan_failed;
+	to->nr_ping_pong += from->nr_ping_pong;
+	to->nr_moved_3 += from->nr_moved_3;
+	to->scan_ns += from->scan_ns;
+	to->move_ns += from->move_ns;
+	to->nr_targets = from->nr_targets;
+	to->nr_tracked = from->nr_tracked;
+	to->state_bytes = from->state_bytes;
+	if (from->scan_error)
+		to->scan_error = from->scan_error;
+}
+
 NP_EXPORT void numaplace_tier_params_init(struct numaplace_tier_params *p)
 {
 	*p = (struct numaplace_tier_params){

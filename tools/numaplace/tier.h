@@ -64,15 +64,6 @@ int np_tier_targets_update(struct numaplace_tier *t,
 int np_tier_targets_done(const struct np_tier_targets *tg, __u64 nr_targets);
 void np_tier_targets_free(struct np_tier_targets *tg);
 
-/* The counters since the start, for the Prometheus file (pages). */
-struct np_tier_totals {
-	__u64 periods;
-	__u64 promoted[NUMAPLACE_TIER_NODES];	/* by target node */
-	__u64 demoted[NUMAPLACE_TIER_NODES];
-	__u64 failed, held, limited, no_room, ping_pong, moved_3;
-	__u64 scanned, young;
-	__u64 scan_ns, move_ns;			/* nanoseconds */
-};
 
 /* Bytes of a node list as text: 64 nodes as pairs, "0-1,3-4,..." (126). */
 #define NP_TIER_LIST		160
@@ -87,7 +78,8 @@ struct np_tier_out {
 	int prom_failing;		/* its last write failed (said) */
 	__u64 fast[NUMAPLACE_TIER_NODES / 64];	/* the context's nodes */
 	__u64 slow[NUMAPLACE_TIER_NODES / 64];
-	struct np_tier_totals tot;
+	struct numaplace_tier_period tot;	/* since the start */
+	__u64 periods;
 	struct numaplace_tier_period last;	/* the gauges' values */
 };
 

@@ -170,24 +170,8 @@ void np_tier_print(struct np_tier_out *out, unsigned long nr,
 void np_tier_count(struct np_tier_out *out,
 		   const struct numaplace_tier_period *p)
 {
-	struct np_tier_totals *s = &out->tot;
-	unsigned int n;
-
-	s->periods++;
-	for (n = 0; n < NUMAPLACE_TIER_NODES; n++) {
-		s->promoted[n] += p->nr_promoted[n];
-		s->demoted[n] += p->nr_demoted[n];
-	}
-	s->failed += p->nr_failed;
-	s->held += p->nr_held;
-	s->limited += p->nr_limited;
-	s->no_room += p->nr_no_room;
-	s->ping_pong += p->nr_ping_pong;
-	s->moved_3 += p->nr_moved_3;
-	s->scanned += p->nr_scanned;
-	s->young += p->nr_young;
-	s->scan_ns += p->scan_ns;
-	s->move_ns += p->move_ns;
+	out->periods++;
+	numaplace_tier_period_add(&out->tot, p);
 	out->last = *p;
 }
 
@@ -257,19 +241,19 @@ static void np_tier_prom_nodes(FILE *f, const struct np_tier_out *out,
 static void np_tier_prom_print(FILE *f, const struct np_tier_out *out)
 {
 	const struct numaplace_tier_period *p = &out->last;
-	const struct np_tier_totals *s = &out->tot;
+	const struct numaplace_tier_period *s = &out->tot;
 
-	np_tier_prom_nodes(f, out, NP_TF_PROMOTED, out->fast, s->promoted);
-	np_tier_prom_nodes(f, out, NP_TF_DEMOTED, out->slow, s->demoted);
-	np_tier_prom_u64(f, out, NP_TF_FAILED, s->failed);
-	np_tier_prom_u64(f, out, NP_TF_HELD, s->held);
-	np_tier_prom_u64(f, out, NP_TF_LIMITED, s->limited);
-	np_tier_prom_u64(f, out, NP_TF_NO_ROOM, s->no_room);
-	np_tier_prom_u64(f, out, NP_TF_PING_PONG, s->ping_pong);
-	np_tier_prom_u64(f, out, NP_TF_MOVED_3, s->moved_3);
-	np_tier_prom_u64(f, out, NP_TF_SCANNED, s->scanned);
-	np_tier_prom_u64(f, out, NP_TF_YOUNG, s->young);
-	np_tier_prom_u64(f, out, NP_TF_PERIODS, s->periods);
+	np_tier_prom_nodes(f, out, NP_TF_PROMOTED, out->fast, s->nr_promoted);
+	np_tier_prom_nodes(f, out, NP_TF_DEMOTED, out->slow, s->nr_demoted);
+	np_tier_prom_u64(f, out, NP_TF_FAILED, s->nr_failed);
+	np_tier_prom_u64(f, out, NP_TF_HELD, s->nr_held);
+	np_tier_prom_u64(f, out, NP_TF_LIMITED, s->nr_limited);
+	np_tier_prom_u64(f, out, NP_TF_NO_ROOM, s->nr_no_room);
+	np_tier_prom_u64(f, out, NP_TF_PING_PONG, s->nr_ping_pong);
+	np_tier_prom_u64(f, out, NP_TF_MOVED_3, s->nr_moved_3);
+	np_tier_prom_u64(f, out, NP_TF_SCANNED, s->nr_scanned);
+	np_tier_prom_u64(f, out, NP_TF_YOUNG, s->nr_young);
+	np_tier_prom_u64(f, out, NP_TF_PERIODS, out->periods);
 	np_tier_prom_seconds(f, out, NP_TF_SCAN_S, s->scan_ns);
 	np_tier_prom_seconds(f, out, NP_TF_MOVE_S, s->move_ns);
 	np_tier_prom_u64(f, out, NP_TF_HOT, p->nr_hot);

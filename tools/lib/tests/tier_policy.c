@@ -333,6 +333,35 @@ TEST(rate_limit)
 	EXPECT_EQ(123, np_tier_bucket_take(&b, 1.0, 123));
 }
 
+/* Periods added: counts add, the end of a period is the last one's. */
+TEST(period_add)
+{
+	struct numaplace_tier_period sum = { 0 }, a = { 0 }, b = { 0 };
+
+	a.nr_promoted[1] = 3;
+	a.nr_scanned = 10;
+	a.nr_moved_3 = 1;
+	a.scan_ns = 100;
+	a.nr_targets = 2;
+	a.state_bytes = 1032;
+	a.scan_error = -EACCES;
+	b.nr_promoted[1] = 4;
+	b.nr_demoted[63] = 5;
+	b.nr_scanned = 20;
+	b.nr_targets = 1;
+	b.state_bytes = 2064;
+	numaplace_tier_period_add(&sum, &a);
+	numaplace_tier_period_add(&sum, &b);
+	EXPECT_EQ(7, sum.nr_promoted[1]);
+	EXPECT_EQ(5, sum.nr_demoted[63]);
+	EXPECT_EQ(30, sum.nr_scanned);
+	EXPECT_EQ(1, sum.nr_moved_3);
+	EXPECT_EQ(100, sum.scan_ns);
+	EXPECT_EQ(1, sum.nr_targets);
+	EXPECT_EQ(2064, sum.state_bytes);
+	EXPECT_EQ(-EACCES, sum.scan_error);
+}
+
 /* sysfs node lists. */
 TEST(node_lists)
 {
