@@ -4,7 +4,7 @@
 # check), the debug kernels' run (make check-debug), the man page against
 # the CLI, checkpatch.
 
-NP_TARGETS += deps check check-debug check-man checkpatch demo
+NP_TARGETS += deps check check-debug check-man checkpatch graph-check demo
 
 ## deps: install the build and test dependencies (root; apt, fetched kernels, build roots)
 deps:
@@ -16,7 +16,7 @@ deps:
 CHECK_ONE_NODE ?= 6.12
 ## check: deps, build for every kernel, then the packages, the unit tests and the selftests in the VM on each test kernel
 check: deps
-	$(MAKE) --no-print-directory genl-check help-check
+	$(MAKE) --no-print-directory genl-check help-check graph-check
 	$(MAKE) --no-print-directory modules-all tools check-man engine-check deb
 	tools/vm/check --unit $(BUILD)/unit --deb $(DEB_DIR) $(TEST_KERNELS) \
 		$(addsuffix /1node,$(CHECK_ONE_NODE))
@@ -45,6 +45,12 @@ check-debug: deps
 check-man: $(BUILD)/bin/numaplace
 	LD_LIBRARY_PATH=$(BUILD)/lib tools/numaplace/check-man.sh \
 		$(BUILD)/bin/numaplace Documentation/man/numaplace.1
+
+# The module's files call each other in one direction (no circle), as
+# Documentation/design.md draws it.
+## graph-check: fail if module/'s files call each other in a circle, or design.md's list of who calls whom is stale
+graph-check:
+	scripts/module-graph --check Documentation/design.md
 
 # Kernel coding style for the module and the ABI (checkpatch.pl comes from
 # linux-source, see scripts/deps.sh). The compat header compares kernel

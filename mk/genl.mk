@@ -47,6 +47,6 @@ genl-check:
 # The spec's "engine" definition is the one list of the migration engines:
 # the uapi's engine bits, flags and features, the CLI's names and
 # numaplace(1) must agree with it (tools/numaplace/check-engines.py).
-## engine-check: fail if the uapi, the CLI or numaplace(1) names other engines than the spec's list
+## engine-check: fail if the uapi, the module, the CLI or numaplace(1) names other engines than the spec's list
 engine-check: $(BUILD)/bin/numaplace
 	LD_LIBRARY_PATH=$(BUILD)/lib tools/numaplace/check-engines.py $(BUILD)/bin/numaplace

@@ -24,6 +24,33 @@ void np_mig_fail(struct np_mig *m, unsigned int i, unsigned int n, int err)
 }
 
 /*
+ * Call @fn on the parts of a round's stretches that this pass handles:
+ * every stretch below TASK_SIZE_MAX in the first pass; in a retry pass
+ * (m->retry), each run of busy chunk indexes within one.
+ */
+void np_mig_parts(struct np_mig *m, const struct np_stretch *st,
+		  unsigned int nr, np_part_fn fn)
+{
+	unsigned int s, idx, b, e, end;
+
+	for (s = 0, idx = 0; s < nr; idx += st[s++].nr_pages) {
+		if (st[s].start >= TASK_SIZE_MAX)
+			continue;
+		if (!m->retry) {
+			fn(m, st[s].start, idx, st[s].nr_pages);
+			continue;
+		}
+		end = idx + st[s].nr_pages;
+		for (b = find_next_bit(m->busy, end, idx); b < end;
+		     b = find_next_bit(m->busy, end, e)) {
+			e = find_next_zero_bit(m->busy, end, b);
+			fn(m, st[s].start + ((unsigned long)(b - idx) << PAGE_SHIFT),
+			   b, e - b);
+		}
+	}
+}
+
+/*
  * vma_migratable() (unexported) without its policy_zone test (unexported
  * data; on x86-64 no file mapping's gfp zone is below ZONE_NORMAL).
  */

@@ -11,6 +11,7 @@
 #include <linux/compat.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
+#include <linux/nodemask.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -42,6 +43,8 @@ union np_ioctl_buf {
 #define NP_IOCTL_OP_FD(_nr, _fn, _struct, _ver0, _flags)                 \
 	__NP_IOCTL_OP(_nr, _fn, _struct, _ver0, _flags, false, true)
 
+static int np_info(void *arg);
+
 static const struct np_ioctl_op np_ioctl_ops[] = {
 	NP_IOCTL_OP(NUMAPLACE_CMD_INFO, np_info, struct numaplace_info,
 		    NUMAPLACE_INFO_SIZE_VER0, 0, false),
@@ -63,7 +66,7 @@ static const struct np_ioctl_op np_ioctl_ops[] = {
 		       NUMAPLACE_WATCH_CLOEXEC | NUMAPLACE_WATCH_NONBLOCK),
 };
 
-u64 np_ioctl_mask(void)
+static u64 np_ioctl_mask(void)
 {
 	u64 mask = 0;
 	unsigned int i;
@@ -72,6 +75,39 @@ u64 np_ioctl_mask(void)
 		if (np_ioctl_ops[i].handler)
 			mask |= 1ULL << i;
 	return mask;
+}
+
+static void np_fill_nodemask(u64 *words, enum node_states state)
+{
+	int nid;
+
+	for_each_node_state(nid, state)
+		words[nid / 64] |= 1ULL << (nid % 64);
+}
+
+/* NUMAPLACE_IOC_INFO, the handshake: the ABI, the features, the nodes. */
+static int np_info(void *arg)
+{
+	struct numaplace_info *info = arg;
+
+	BUILD_BUG_ON(offsetofend(struct numaplace_info, reserved) !=
+		     NUMAPLACE_INFO_SIZE_VER0);
+	BUILD_BUG_ON(MAX_NUMNODES > NUMAPLACE_MAX_NODES);
+
+	if (info->reserved0 || memchr_inv(info->reserved, 0,
+					  sizeof(info->reserved)))
+		return -EINVAL;
+
+	info->abi_version = NUMAPLACE_ABI_VERSION;
+	info->nr_node_ids = nr_node_ids;
+	info->features = np_features();
+	info->ioctls = np_ioctl_mask();
+	info->page_size = PAGE_SIZE;
+	memset(info->node_online, 0, sizeof(info->node_online));
+	memset(info->node_memory, 0, sizeof(info->node_memory));
+	np_fill_nodemask(info->node_online, N_ONLINE);
+	np_fill_nodemask(info->node_memory, N_MEMORY);
+	return 0;
 }
 
 static long np_ioctl(struct file *file, unsigned int cmd, unsigned long arg)

@@ -81,27 +81,33 @@ struct np_batch {
 	u64 pt_unmap_ns;
 };
 
-bool np_engine_batch_available(void)
+/* The call's state: the batched engine's m->priv. */
+static struct np_batch *np_batch(const struct np_mig *m)
+{
+	return m->priv;
+}
+
+static bool np_engine_batch_available(void)
 {
 	return IS_ENABLED(CONFIG_MIGRATION) && IS_ENABLED(CONFIG_DEVICE_MIGRATION);
 }
 
-void np_engine_batch_end(struct np_mig *m)
+static void np_engine_batch_end(struct np_mig *m)
 {
-	struct np_batch *b = m->batch;
+	struct np_batch *b = m->priv;
 
 	if (!b)
 		return;
 	np_copy_dma_put(b->chan);
 	kvfree(b);
-	m->batch = NULL;
+	m->priv = NULL;
 	m->held = NULL;
 	m->held_idx = NULL;
 	m->head_order = NULL;
 }
 
 /* The call's state and arrays, a round's worth of each, in one block. */
-int np_engine_batch_begin(struct np_mig *m)
+static int np_engine_batch_begin(struct np_mig *m)
 {
 	size_t bytes = 0, src, dst, target, pages, slots, held, held_idx,
 	       head_order;
@@ -131,7 +137,7 @@ int np_engine_batch_begin(struct np_mig *m)
 	m->held = base + held;
 	m->held_idx = base + held_idx;
 	m->head_order = base + head_order;
-	m->batch = b;
+	m->priv = b;
 	b->dma = READ_ONCE(np_config.dma);
 	if (b->dma)
 		b->chan = np_copy_dma_get();
@@ -151,7 +157,7 @@ static unsigned int np_batch_reserve(struct np_mig *m, struct np_copy_batch *cb,
 
 	cb->head = m->head_order + i;
 	nr = np_copy_reserve(cb);
-	m->batch->alloc_ns += cb->alloc_ns;
+	np_batch(m)->alloc_ns += cb->alloc_ns;
 	if (nr < cb->nr) {
 		np_copy_reserve_cut(cb, nr);
 		/* Its first failure, as migrate_pages() counts it. */
@@ -176,7 +182,7 @@ static unsigned int np_batch_setup(struct np_mig *m, struct vm_area_struct *vma,
 				   unsigned long start, unsigned int idx0,
 				   unsigned int i, unsigned int last)
 {
-	struct np_batch *b = m->batch;
+	struct np_batch *b = np_batch(m);
 	struct migrate_vma *args = &b->segs[b->nr_segs];
 	unsigned int nr = last - i + 1, k;
 	bool pt = np_pt_takes_vma(m, vma);
@@ -270,7 +276,7 @@ static void np_batch_moved(struct np_mig *m, unsigned int idx,
 /* Copy and restore what is set up. */
 static void np_batch_flush(struct np_mig *m)
 {
-	struct np_batch *b = m->batch;
+	struct np_batch *b = np_batch(m);
 	struct np_copy_batch cb = {
 		.src = b->src,
 		.dst = b->dst,
@@ -387,8 +393,8 @@ static void np_batch_stretch(struct np_mig *m, unsigned long start,
 			    (!pt && !np_range_spans_ok(m, last + 1, next)))
 				break;
 		}
-		if (m->batch->nr_segs == NP_BATCH_SEGS_MAX ||
-		    m->batch->used + last - i + 1 > NP_BATCH_WINDOW_PAGES) {
+		if (np_batch(m)->nr_segs == NP_BATCH_SEGS_MAX ||
+		    np_batch(m)->used + last - i + 1 > NP_BATCH_WINDOW_PAGES) {
 			/*
 			 * A batch's worth: copy and restore it, with no page
 			 * lock of collect's held below this range (the ranges
@@ -409,8 +415,8 @@ static void np_batch_stretch(struct np_mig *m, unsigned long start,
  * folios collect held locked); returns with it still held, every held
  * folio released.
  */
-void np_engine_batch_run(struct np_mig *m, const struct np_stretch *st,
-			 unsigned int nr)
+static void np_engine_batch_run(struct np_mig *m, const struct np_stretch *st,
+				unsigned int nr)
 {
 	unsigned int s, idx;
 	u64 t0;
@@ -420,6 +426,21 @@ void np_engine_batch_run(struct np_mig *m, const struct np_stretch *st,
 			np_batch_stretch(m, st[s].start, idx, st[s].nr_pages);
 	t0 = ktime_get_ns();
 	np_collect_release(m);
-	m->batch->unmap_ns += ktime_get_ns() - t0;
+	np_batch(m)->unmap_ns += ktime_get_ns() - t0;
 	np_batch_flush(m);
 }
+
+/*
+ * The exported device-migration API, under the mmap lock; what it leaves
+ * (large folios, shared pages) goes to the kernel engine where the call
+ * asks for this one.
+ */
+const struct np_engine_ops np_engine_batch_ops = {
+	NP_ENGINE(batch, BATCH),
+	.config = NUMAPLACE_CONFIG_ENGINE_BATCH,
+	.with = NUMAPLACE_ENGINE_KERNEL,
+	.available = np_engine_batch_available,
+	.begin = np_engine_batch_begin,
+	.end = np_engine_batch_end,
+	.run_mapped = np_engine_batch_run,
+};

@@ -21,7 +21,7 @@
 #include "ksyms.h"
 #include "stats.h"
 
-bool np_engine_kernel_available(void)
+static bool np_engine_kernel_available(void)
 {
 	return np_ksyms.migrate_pages && np_ksyms.alloc_migration_target &&
 	       np_ksyms.putback_movable_pages && np_ksyms.folio_isolate_lru &&
@@ -314,7 +314,7 @@ static int np_kernel_migrate_list(struct np_kernel_call *c,
 }
 
 /* Migrate every node's list; what fails is put back, its error noted. */
-void np_engine_kernel_run(struct np_mig *m)
+static void np_engine_kernel_run(struct np_mig *m)
 {
 	struct np_kernel_call *c;
 	u64 t0 = ktime_get_ns(), alloc_ns = 0;
@@ -359,3 +359,11 @@ void np_engine_kernel_run(struct np_mig *m)
 	np_stat_phase(NUMAPLACE_ENGINE_KERNEL, NUMAPLACE_PHASE_MIGRATE,
 		      ktime_get_ns() - t0 - alloc_ns);
 }
+
+/* The kernel's migrate_pages(), no lock held, on the folios collect isolated. */
+const struct np_engine_ops np_engine_kernel_ops = {
+	NP_ENGINE(kernel, KERNEL),
+	.config = NUMAPLACE_CONFIG_ENGINE_KERNEL,
+	.available = np_engine_kernel_available,
+	.run = np_engine_kernel_run,
+};

@@ -73,10 +73,10 @@ static bool np_pt_lockdep_map(void)
 #endif
 }
 
-bool np_engine_pt_available(void)
+static bool np_engine_pt_available(void)
 {
 	return IS_ENABLED(CONFIG_MIGRATION) && IS_ENABLED(CONFIG_MMU_NOTIFIER) &&
-	       np_engine_batch_available() && np_ksyms.folio_isolate_lru &&
+	       np_ksyms.folio_isolate_lru &&
 	       np_ksyms.rmap_remove && np_ksyms.rmap_add_anon &&
 	       np_ksyms.flush_tlb_mm_range && np_ksyms.mmu_range_start &&
 	       np_ksyms.mmu_range_end && np_ksyms.swap_migration_ad_supported &&
@@ -145,7 +145,7 @@ static bool np_pt_requeues(void)
  * calls and deferred_split_folio(), which requeues a destination as
  * migrate_folio_move() does, resolved and callable.
  */
-bool np_pt_thp_available(void)
+static bool np_pt_thp_available(void)
 {
 #ifdef NP_HAVE_PT_PMD
 	return np_ksyms.rmap_remove_pmd && np_ksyms.rmap_add_anon_pmd &&
@@ -1085,3 +1085,23 @@ void np_pt_restore(struct np_mig *m, struct migrate_vma *args,
 		np_pt_src_done(src, !args->dst[j]);
 	}
 }
+
+/* INFO's MIGRATE_PT_THP: the engine moves PMD-mapped THPs here. */
+static u64 np_engine_pt_features(void)
+{
+	return np_pt_thp_available() ? NUMAPLACE_FEAT_MIGRATE_PT_THP : 0;
+}
+
+/*
+ * A strategy of the batched engine (np_pt_unmap() and np_pt_restore() are
+ * its unmap and restore in the VMAs np_pt_takes_vma() takes): it has no
+ * steps of its own, and needs the batched engine; what it leaves goes to
+ * the batched engine, and the rest to the kernel engine.
+ */
+const struct np_engine_ops np_engine_pt_ops = {
+	NP_ENGINE(pt, PT),
+	.needs = NUMAPLACE_ENGINE_BATCH,
+	.with = NUMAPLACE_ENGINE_BATCH | NUMAPLACE_ENGINE_KERNEL,
+	.available = np_engine_pt_available,
+	.features = np_engine_pt_features,
+};

@@ -25,7 +25,7 @@
 /* One migrate_vma_setup() covers at most a page table: 512 pages, 8 KiB of pfns. */
 #define NP_VMA_BATCH	PTRS_PER_PTE
 
-bool np_engine_vma_available(void)
+static bool np_engine_vma_available(void)
 {
 	return IS_ENABLED(CONFIG_MIGRATION) && IS_ENABLED(CONFIG_DEVICE_MIGRATION);
 }
@@ -129,17 +129,17 @@ static unsigned int np_vma_batch(const struct np_mig *m)
  * full memcg the call fails with -ENOMEM before it moves anything, as
  * for the batched engine's arrays.
  */
-int np_engine_vma_begin(struct np_mig *m)
+static int np_engine_vma_begin(struct np_mig *m)
 {
-	m->vma_pfns = np_call_array_alloc(2 * np_vma_batch(m),
-					  sizeof(*m->vma_pfns), 0);
-	return m->vma_pfns ? 0 : -ENOMEM;
+	m->priv = np_call_array_alloc(2 * np_vma_batch(m),
+				      sizeof(unsigned long), 0);
+	return m->priv ? 0 : -ENOMEM;
 }
 
-void np_engine_vma_end(struct np_mig *m)
+static void np_engine_vma_end(struct np_mig *m)
 {
-	kvfree(m->vma_pfns);
-	m->vma_pfns = NULL;
+	kvfree(m->priv);
+	m->priv = NULL;
 }
 
 /*
@@ -168,11 +168,11 @@ static unsigned int np_vma_last(const struct np_mig *m, unsigned int from,
  * pages in between are passed over untouched (cheaper than a setup for
  * each marked stretch when targets alternate).
  */
-void np_engine_vma_run(struct np_mig *m, unsigned long start,
-		       unsigned int idx0, unsigned int nr_pages)
+static void np_engine_vma_part(struct np_mig *m, unsigned long start,
+			       unsigned int idx0, unsigned int nr_pages)
 {
 	unsigned int i = idx0, end = idx0 + nr_pages, n, limit;
-	unsigned long *src = m->vma_pfns, *dst = src + np_vma_batch(m);
+	unsigned long *src = m->priv, *dst = src + np_vma_batch(m);
 	struct vm_area_struct *vma;
 	unsigned long addr;
 
@@ -196,3 +196,19 @@ void np_engine_vma_run(struct np_mig *m, unsigned long start,
 			np_vma_setup_move(m, vma, addr, i, n, src, dst);
 	}
 }
+
+static void np_engine_vma_run(struct np_mig *m, const struct np_stretch *st,
+			      unsigned int nr)
+{
+	np_mig_parts(m, st, nr, np_engine_vma_part);
+}
+
+/* migrate_vma_*() per page table, under the mmap lock: no internals. */
+const struct np_engine_ops np_engine_vma_ops = {
+	NP_ENGINE(vma, VMA),
+	.config = NUMAPLACE_CONFIG_ENGINE_VMA,
+	.available = np_engine_vma_available,
+	.begin = np_engine_vma_begin,
+	.end = np_engine_vma_end,
+	.run_mapped = np_engine_vma_run,
+};

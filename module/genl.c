@@ -214,8 +214,7 @@ int numaplace_nl_config_get_doit(struct sk_buff *skb, struct genl_info *info)
 static int np_genl_engine_check(u32 engine, const struct nlattr *attr,
 				struct netlink_ext_ack *extack)
 {
-	if (engine == NUMAPLACE_CONFIG_ENGINE_AUTO ||
-	    (np_migrate_engines() & np_config_engine_bit(engine)))
+	if (np_engine_config_ok(engine))
 		return 0;
 	NL_SET_ERR_MSG_ATTR(extack, attr, "engine not available on this host");
 	return -EOPNOTSUPP;

@@ -31,84 +31,6 @@
 #include "compat.h"
 #include "stats.h"
 
-/* The engines this host has. */
-unsigned int np_migrate_engines(void)
-{
-	unsigned int engines = 0;
-
-	if (np_engine_kernel_available())
-		engines |= NUMAPLACE_ENGINE_KERNEL;
-	if (np_engine_vma_available())
-		engines |= NUMAPLACE_ENGINE_VMA;
-	if (np_engine_batch_available())
-		engines |= NUMAPLACE_ENGINE_BATCH;
-	if (np_engine_pt_available())
-		engines |= NUMAPLACE_ENGINE_PT;
-	return engines;
-}
-
-/*
- * The engine bit (NUMAPLACE_ENGINE_*) of a configured engine
- * (NUMAPLACE_CONFIG_ENGINE_*); 0 for AUTO, which is every engine.
- */
-unsigned int np_config_engine_bit(u32 engine)
-{
-	static const unsigned int bits[] = {
-		[NUMAPLACE_CONFIG_ENGINE_KERNEL] = NUMAPLACE_ENGINE_KERNEL,
-		[NUMAPLACE_CONFIG_ENGINE_VMA] = NUMAPLACE_ENGINE_VMA,
-		[NUMAPLACE_CONFIG_ENGINE_BATCH] = NUMAPLACE_ENGINE_BATCH,
-	};
-
-	return engine < ARRAY_SIZE(bits) ? bits[engine] : 0;
-}
-
-/*
- * The engines of this call. An ENGINE_* flag asks for exactly one. Else
- * the configured engine (netlink CONFIG_SET), and by default every engine
- * this host has: the page-table engine takes the private anonymous
- * order-0 pages only this process maps, in the VMAs it takes, the batched
- * engine (else the migrate_vma one) those of the other VMAs (each measured
- * faster than the next on them, Documentation/performance.md), the kernel
- * engine the rest.
- */
-static int np_migrate_pick(const struct numaplace_migrate *a)
-{
-	unsigned int have = np_migrate_engines(), want;
-	u32 engine = READ_ONCE(np_config.engine);
-
-	switch (a->flags & NUMAPLACE_MIGRATE_ENGINES) {
-	case 0:
-		if (engine == NUMAPLACE_CONFIG_ENGINE_BATCH &&
-		    (have & NUMAPLACE_ENGINE_BATCH))
-			return have & (NUMAPLACE_ENGINE_BATCH |
-				       NUMAPLACE_ENGINE_KERNEL);
-		if (have & np_config_engine_bit(engine))
-			return np_config_engine_bit(engine);
-		return have ?: -EOPNOTSUPP;
-	case NUMAPLACE_MIGRATE_ENGINE_KERNEL:
-		want = NUMAPLACE_ENGINE_KERNEL;
-		break;
-	case NUMAPLACE_MIGRATE_ENGINE_VMA:
-		want = NUMAPLACE_ENGINE_VMA;
-		break;
-	case NUMAPLACE_MIGRATE_ENGINE_BATCH:
-		/* Its large folios and the rest go to the kernel engine. */
-		want = NUMAPLACE_ENGINE_BATCH | NUMAPLACE_ENGINE_KERNEL;
-		return have & NUMAPLACE_ENGINE_BATCH ? have & want : -EOPNOTSUPP;
-	case NUMAPLACE_MIGRATE_ENGINE_PT:
-		/*
-		 * It runs inside the batched engine, which takes the pages it
-		 * leaves in VMAs it does not take; the rest as with BATCH.
-		 */
-		want = NUMAPLACE_ENGINE_PT | NUMAPLACE_ENGINE_BATCH |
-		       NUMAPLACE_ENGINE_KERNEL;
-		return have & NUMAPLACE_ENGINE_PT ? have & want : -EOPNOTSUPP;
-	default:
-		return -EINVAL;
-	}
-	return have & want ? want : -EOPNOTSUPP;
-}
-
 static int np_migrate_check(const struct numaplace_migrate *a)
 {
 	BUILD_BUG_ON(sizeof(a->node_set) != sizeof(nodemask_t));
@@ -190,21 +112,6 @@ static int np_migrate_get_nodes(struct np_mig *m, u64 first, unsigned int n,
 	return n;
 }
 
-/* The errno each failure reason but NUMAPLACE_FAIL_OTHER stands for. */
-static const u8 np_fail_errnos[NUMAPLACE_FAIL_OTHER] = {
-	[NUMAPLACE_FAIL_ENOMEM] = ENOMEM,
-	[NUMAPLACE_FAIL_EBUSY] = EBUSY,
-	[NUMAPLACE_FAIL_EACCES] = EACCES,
-	[NUMAPLACE_FAIL_EFAULT] = EFAULT,
-	[NUMAPLACE_FAIL_ENOENT] = ENOENT,
-};
-
-/* The positive errno of failure reason @reason; 0: OTHER (any other). */
-unsigned int np_fail_errno(unsigned int reason)
-{
-	return reason < NUMAPLACE_FAIL_OTHER ? np_fail_errnos[reason] : 0;
-}
-
 static void np_migrate_count(struct np_mig *m, unsigned int n)
 {
 	unsigned int i, r;
@@ -214,7 +121,7 @@ static void np_migrate_count(struct np_mig *m, unsigned int n)
 			continue;
 		m->a->nr_failed_pages++;
 		for (r = 0; r < NUMAPLACE_FAIL_OTHER; r++)
-			if (m->status[i] == -np_fail_errnos[r])
+			if (m->status[i] == -(int)np_fail_errno(r))
 				break;
 		m->a->nr_failed[r]++;
 		np_stat_fail(r, 1);
@@ -238,18 +145,15 @@ static int np_migrate_finish_round(struct np_mig *m, u64 first, unsigned int n)
 
 /*
  * Collect and resolve are shared by the engines: their time is counted for
- * the kernel engine when the call uses it, else for the migrate_vma one.
+ * the engine that runs with no lock held (the kernel engine) when the call
+ * uses it, else for the one under the mmap lock.
  */
 static void np_migrate_phase(const struct np_mig *m, unsigned int phase,
 			     u64 since)
 {
-	unsigned int engine = NUMAPLACE_ENGINE_VMA;
+	const struct np_engine_ops *e = m->unlocked ?: m->mapped;
 
-	if (m->engines & NUMAPLACE_ENGINE_KERNEL)
-		engine = NUMAPLACE_ENGINE_KERNEL;
-	else if (m->engines & NUMAPLACE_ENGINE_BATCH)
-		engine = NUMAPLACE_ENGINE_BATCH;
-	np_stat_phase(engine, phase, ktime_get_ns() - since);
+	np_stat_phase(e->engine, phase, ktime_get_ns() - since);
 }
 
 /*
@@ -278,36 +182,6 @@ static void np_migrate_phase(const struct np_mig *m, unsigned int phase,
  * after it the passes go on without waiting, as the kernel's do.
  */
 #define NP_MIGRATE_BUSY_WAIT_MAX_US	(64 * USEC_PER_MSEC)
-
-typedef void (*np_part_fn)(struct np_mig *m, unsigned long start,
-			   unsigned int idx0, unsigned int nr_pages);
-
-/*
- * Call @fn on the parts of a round's stretches that this pass handles:
- * every stretch below TASK_SIZE_MAX in the first pass; in a retry pass
- * (m->retry), each run of busy chunk indexes within one.
- */
-static void np_migrate_parts(struct np_mig *m, const struct np_stretch *st,
-			     unsigned int nr, np_part_fn fn)
-{
-	unsigned int s, idx, b, e, end;
-
-	for (s = 0, idx = 0; s < nr; idx += st[s++].nr_pages) {
-		if (st[s].start >= TASK_SIZE_MAX)
-			continue;
-		if (!m->retry) {
-			fn(m, st[s].start, idx, st[s].nr_pages);
-			continue;
-		}
-		end = idx + st[s].nr_pages;
-		for (b = find_next_bit(m->busy, end, idx); b < end;
-		     b = find_next_bit(m->busy, end, e)) {
-			e = find_next_zero_bit(m->busy, end, b);
-			fn(m, st[s].start + ((unsigned long)(b - idx) << PAGE_SHIFT),
-			   b, e - b);
-		}
-	}
-}
 
 static int np_stretch_cmp(const void *a, const void *b)
 {
@@ -444,7 +318,7 @@ static int np_migrate_pass(struct np_mig *m, const struct np_stretch *st,
 		for (s = 0, idx = 0; s < nr; idx += st[s++].nr_pages)
 			if (st[s].start >= TASK_SIZE_MAX)
 				np_mig_fail(m, idx, st[s].nr_pages, -EFAULT);
-	np_migrate_parts(m, st, nr, np_collect_stretch);
+	np_mig_parts(m, st, nr, np_collect_stretch);
 	np_migrate_phase(m, NUMAPLACE_PHASE_COLLECT, t0);
 
 	/*
@@ -455,22 +329,20 @@ static int np_migrate_pass(struct np_mig *m, const struct np_stretch *st,
 	 * stretches in a retry pass too.
 	 */
 	rcu_read_unlock();
-	if (m->engines & NUMAPLACE_ENGINE_BATCH)
-		np_engine_batch_run(m, st, nr);
-	else if (m->engines & NUMAPLACE_ENGINE_VMA)
-		np_migrate_parts(m, st, nr, np_engine_vma_run);
+	if (m->mapped)
+		m->mapped->run_mapped(m, st, nr);
 	mmap_read_unlock(m->w.mm);
 
-	if (m->engines & NUMAPLACE_ENGINE_KERNEL)
-		np_engine_kernel_run(m);
+	if (m->unlocked)
+		m->unlocked->run(m);
 
 	/* The engines ran: this pass's answers are owed. */
 	t0 = ktime_get_ns();
 	np_walk_begin_owed(&m->w);
-	np_migrate_parts(m, st, nr, np_resolve_stretch);
+	np_mig_parts(m, st, nr, np_resolve_stretch);
 	np_walk_end(&m->w);
 	if (m->seen_on)
-		np_migrate_parts(m, st, nr, np_migrate_settle_part);
+		np_mig_parts(m, st, nr, np_migrate_settle_part);
 	np_migrate_phase(m, NUMAPLACE_PHASE_RESOLVE, t0);
 	np_migrate_node_err_reset(m);
 	return 0;
@@ -692,12 +564,11 @@ static int np_migrate_run(struct np_mig *m)
 	ret = np_migrate_alloc(m);
 	if (ret)
 		goto free;
-	if (m->engines & NUMAPLACE_ENGINE_BATCH)
-		ret = np_engine_batch_begin(m);
-	else if (m->engines & NUMAPLACE_ENGINE_VMA)
-		ret = np_engine_vma_begin(m);
-	if (ret)
-		goto free;
+	if (m->mapped && m->mapped->begin) {
+		ret = m->mapped->begin(m);
+		if (ret)
+			goto free;
+	}
 	lru_off = np_lru_disable();
 	if (a->flags & NUMAPLACE_MIGRATE_PAGES) {
 		st = np_call_array_alloc(m->chunk, sizeof(*st), 0);
@@ -712,8 +583,8 @@ static int np_migrate_run(struct np_mig *m)
 	}
 	if (lru_off)
 		np_lru_enable();
-	np_engine_vma_end(m);
-	np_engine_batch_end(m);
+	if (m->mapped && m->mapped->end)
+		m->mapped->end(m);
 free:
 	np_migrate_free(m);
 	return ret;
@@ -747,7 +618,7 @@ int np_migrate(void *arg)
 	ret = np_migrate_check(a);
 	if (ret)
 		return ret;
-	engines = np_migrate_pick(a);
+	engines = np_engines_pick(a->flags, READ_ONCE(np_config.engine));
 	if (engines < 0)
 		return engines;
 	a->done = 0;
@@ -778,6 +649,8 @@ int np_migrate(void *arg)
 	m->caller_mems = current->mems_allowed;
 	task_unlock(current);
 	m->engines = engines;
+	m->mapped = np_engine_mapped(engines);
+	m->unlocked = np_engine_unlocked(engines);
 	m->w.mm = t.mm;
 	m->chunk = np_migrate_chunk(a);
 	m->w.budget = ULONG_MAX;	/* a round is bounded by m->chunk */

@@ -74,9 +74,11 @@
  *	migrate_vma engine
  * @last_vma_vma: its VMA (NULL: none yet in this stretch)
  * @arrays: the block the arrays above are carved from (np_carve())
- * @batch: the batched engine's per-call state
- * @vma_pfns: the migrate_vma engine's src[] then dst[], a setup's worth
- *	each (np_engine_vma_begin())
+ * @mapped: the engine of this call that runs under the mmap lock
+ *	(np_engine_mapped()), or NULL
+ * @unlocked: the engine of this call that runs with no lock held
+ *	(np_engine_unlocked()), or NULL
+ * @priv: its per-call state, private to it (its begin step makes it)
  * @seen: the pages this call has answered with a node, or handed to an
  *	engine in this pass, by address (module/seen.c)
  * @seen_on: the call keeps @seen: its targets may differ from folio to
@@ -120,8 +122,9 @@ struct np_mig {
 	unsigned int last_vma_idx;
 	struct vm_area_struct *last_vma_vma;
 	void *arrays;
-	struct np_batch *batch;
-	unsigned long *vma_pfns;
+	const struct np_engine_ops *mapped;
+	const struct np_engine_ops *unlocked;
+	void *priv;
 	struct np_seen seen;
 	bool seen_on;
 	bool seen_small;
@@ -135,7 +138,74 @@ struct np_mig {
  */
 #define NP_BATCH_GAP		32
 
+/**
+ * struct np_engine_ops - a migration engine, in module/engine.c's table
+ * @name: its name, the netlink spec's "engine" entry (make engine-check)
+ * @engine: its NUMAPLACE_ENGINE_* bit (MIGRATE's engines, the stats)
+ * @flag: the NUMAPLACE_MIGRATE_ENGINE_* flag that asks for it
+ * @feature: the NUMAPLACE_FEAT_MIGRATE_* bit INFO sets where it runs
+ * @config: its NUMAPLACE_CONFIG_ENGINE_* value; 0 (AUTO) where CONFIG_SET
+ *	cannot name it alone
+ * @needs: the engines it runs inside: it runs only where they do
+ * @with: the engines that take what it leaves, in a call that asks for it
+ *	(MIGRATE's flag or CONFIG_SET)
+ * @available: can it run on this kernel: its internals resolved, its
+ *	kernel options built (the engines of @needs are probed apart)
+ * @features: further INFO features it has on this kernel, or NULL
+ * @begin: allocate the call's state, a round's worth (m->priv); an
+ *	error ends the call before it moves anything
+ * @end: free it
+ * @run_mapped: move what collect marked for it in a pass, under the mmap
+ *	lock (read), outside RCU. The first engine of the call in the
+ *	table's order that has one is the call's (m->mapped); only it
+ *	begins and ends
+ * @run: move what collect isolated for it in a pass, no lock held
+ *
+ * Collect decides which engine takes a page (collect.c; the page-table
+ * engine's choices np_pt_takes_vma() and np_pt_takes_large()).
+ */
+struct np_engine_ops {
+	const char *name;
+	unsigned int engine;
+	u32 flag;
+	u64 feature;
+	u32 config;
+	unsigned int needs;
+	unsigned int with;
+	bool (*available)(void);
+	u64 (*features)(void);
+	int (*begin)(struct np_mig *m);
+	void (*end)(struct np_mig *m);
+	void (*run_mapped)(struct np_mig *m, const struct np_stretch *st,
+			   unsigned int nr);
+	void (*run)(struct np_mig *m);
+};
+
+/*
+ * An engine's name and the uapi constants of that name, spelt once: the
+ * bit, the flag and the feature cannot name different engines.
+ */
+#define NP_ENGINE(_name, _NAME)					\
+	.name = #_name,						\
+	.engine = NUMAPLACE_ENGINE_##_NAME,			\
+	.flag = NUMAPLACE_MIGRATE_ENGINE_##_NAME,		\
+	.feature = NUMAPLACE_FEAT_MIGRATE_##_NAME
+
+extern const struct np_engine_ops np_engine_kernel_ops;
+extern const struct np_engine_ops np_engine_vma_ops;
+extern const struct np_engine_ops np_engine_batch_ops;
+extern const struct np_engine_ops np_engine_pt_ops;
+
+/* module/engine.c */
+int np_engines_pick(u32 flags, u32 config);
+const struct np_engine_ops *np_engine_mapped(unsigned int engines);
+const struct np_engine_ops *np_engine_unlocked(unsigned int engines);
+
 /* module/collect.c */
+typedef void (*np_part_fn)(struct np_mig *m, unsigned long start,
+			   unsigned int idx0, unsigned int nr_pages);
+void np_mig_parts(struct np_mig *m, const struct np_stretch *st,
+		  unsigned int nr, np_part_fn fn);
 void np_collect_begin(struct np_mig *m);
 void np_collect_stretch(struct np_mig *m, unsigned long start,
 			unsigned int idx0, unsigned int nr_pages);
@@ -145,10 +215,10 @@ int np_mig_node_check(const struct np_mig *m, int nid);
 void np_mig_fail(struct np_mig *m, unsigned int i, unsigned int n, int err);
 bool np_range_spans_ok(const struct np_mig *m, unsigned int from,
 		       unsigned int to);
+void np_collect_release_below(struct np_mig *m, unsigned int idx);
+void np_collect_release(struct np_mig *m);
 
 /* module/engine-kernel.c */
-bool np_engine_kernel_available(void);
-void np_engine_kernel_run(struct np_mig *m);
 bool np_engine_kernel_isolate(struct folio *folio, struct list_head *list);
 bool np_lru_disable(void);
 void np_lru_enable(void);
@@ -175,30 +245,13 @@ static inline void np_lru_isolated_end(struct folio *folio)
 			    -folio_nr_pages(folio));
 }
 
-/* module/engine-batch.c */
-bool np_engine_batch_available(void);
-int np_engine_batch_begin(struct np_mig *m);
-void np_engine_batch_end(struct np_mig *m);
-void np_engine_batch_run(struct np_mig *m, const struct np_stretch *st,
-			 unsigned int nr);
-void np_collect_release_below(struct np_mig *m, unsigned int idx);
-void np_collect_release(struct np_mig *m);
-
 /* module/engine-pt.c */
 struct migrate_vma;
-bool np_engine_pt_available(void);
 bool np_pt_takes_vma(const struct np_mig *m, struct vm_area_struct *vma);
 void np_pt_unmap(struct migrate_vma *args, s32 *target);
 bool np_pt_takes_large(const struct np_mig *m, struct folio *folio,
 		       struct page *page, unsigned long n, bool pmd);
 void np_pt_restore(struct np_mig *m, struct migrate_vma *args,
 		   unsigned int idx0);
-
-/* module/engine-vma.c */
-bool np_engine_vma_available(void);
-int np_engine_vma_begin(struct np_mig *m);
-void np_engine_vma_end(struct np_mig *m);
-void np_engine_vma_run(struct np_mig *m, unsigned long start,
-		       unsigned int idx0, unsigned int nr_pages);
 
 #endif /* _NUMAPLACE_MIGRATE_H */

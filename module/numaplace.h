@@ -162,14 +162,13 @@ int np_query(void *arg);
 
 /* module/migrate.c */
 int np_migrate(void *arg);
-unsigned int np_migrate_engines(void);
-unsigned int np_config_engine_bit(u32 engine);
-unsigned int np_fail_errno(unsigned int reason);
 
-/* module/engine-pt.c */
-bool np_pt_thp_available(void);
+/* module/engine.c */
+unsigned int np_engines_have(void);
+u64 np_engines_features(void);
+bool np_engine_config_ok(u32 config);
 
-/* module/watch.c */
+/* module/watch-file.c, module/watch.c */
 int np_watch(void *arg);
 bool np_watch_supported(void);
 
@@ -206,12 +205,10 @@ void np_genl_migrate_done(const struct numaplace_migrate *a, pid_t pid,
 			  u64 duration_ns, int err);
 
 /* module/info.c */
-int np_info(void *arg);
 u64 np_features(void);
 
 /* module/dev.c */
 int np_dev_init(void);
 void np_dev_exit(void);
-u64 np_ioctl_mask(void);
 
 #endif /* _NUMAPLACE_INTERNAL_H */

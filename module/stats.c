@@ -12,6 +12,21 @@
 
 #include "stats.h"
 
+/* The errno each failure reason but NUMAPLACE_FAIL_OTHER stands for. */
+static const u8 np_fail_errnos[NUMAPLACE_FAIL_OTHER] = {
+	[NUMAPLACE_FAIL_ENOMEM] = ENOMEM,
+	[NUMAPLACE_FAIL_EBUSY] = EBUSY,
+	[NUMAPLACE_FAIL_EACCES] = EACCES,
+	[NUMAPLACE_FAIL_EFAULT] = EFAULT,
+	[NUMAPLACE_FAIL_ENOENT] = ENOENT,
+};
+
+/* The positive errno of failure reason @reason; 0: OTHER (any other). */
+unsigned int np_fail_errno(unsigned int reason)
+{
+	return reason < NUMAPLACE_FAIL_OTHER ? np_fail_errnos[reason] : 0;
+}
+
 struct np_stats_cpu __percpu *np_stats;
 struct np_stats_node __percpu **np_node_stats;
 

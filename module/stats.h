@@ -62,6 +62,7 @@ extern struct np_stats_cpu __percpu *np_stats;
  */
 extern struct np_stats_node __percpu **np_node_stats;
 
+unsigned int np_fail_errno(unsigned int reason);
 int np_stats_init(void);
 void np_stats_exit(void);
 void np_stats_sum(struct np_stats_sum *sum);

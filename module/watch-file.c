@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * numaplace: a placement watch's record queue and its file descriptor
- * (watch.c makes the records). Records queue in order, at most
- * NP_WATCH_QUEUE_MAX; the next change becomes an OVERFLOW record at the
- * tail that absorbs every change until it is read. read() hands out whole
- * struct numaplace_watch_record, and end of file after the GONE record.
- * The file holds the module (fops.owner): rmmod fails while a watch fd
- * exists; release() stops the watch before it frees it.
+ * numaplace: NUMAPLACE_IOC_WATCH's file descriptor: a watch (watch.c
+ * makes it, and queues its records) read from user space. read() hands
+ * out whole struct numaplace_watch_record, and end of file after the GONE
+ * record. The file holds the module (fops.owner): rmmod fails while a
+ * watch fd exists; release() stops the watch before it frees it.
  */
 #include <linux/anon_inodes.h>
+#include <linux/err.h>
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/poll.h>
@@ -16,64 +15,6 @@
 #include <linux/uaccess.h>
 
 #include "watch.h"
-
-/*
- * Records waiting to be read, per watch (about 140 KiB with 2 nodes): a
- * reader that falls further behind gets one OVERFLOW record instead.
- */
-#define NP_WATCH_QUEUE_MAX	128
-
-/*
- * Queue @r, or fold it into the OVERFLOW record when the queue is full.
- * @r is a change (not GONE): it gets the next number.
- */
-void np_watch_push(struct np_watch *w, struct np_watch_rec *r)
-{
-	struct np_watch_rec *o;
-	size_t len = (w->nr_nodes + 1) * sizeof(u64);
-
-	spin_lock(&w->lock);
-	r->seq = ++w->seq;
-	spin_unlock(&w->lock);
-	np_genl_watch(r, w->pid, w->cookie, w->id);
-
-	spin_lock(&w->lock);
-	o = w->overflow;
-	if (o) {
-		o->seq = r->seq;
-		o->start = min(o->start, r->start);
-		o->end = max(o->end, r->end);
-		o->nr_changed++;
-		memcpy(o->after, r->after, len);
-	} else if (w->nr_queued >= NP_WATCH_QUEUE_MAX) {
-		r->reason = NUMAPLACE_WATCH_OVERFLOW;
-		r->nr_changed = 1;
-		w->overflow = r;
-	}
-	if (!o) {
-		list_add_tail(&r->link, &w->queue);
-		w->nr_queued++;
-	}
-	spin_unlock(&w->lock);
-	if (o)
-		kfree(r);
-	wake_up_interruptible_poll(&w->wq, EPOLLIN | EPOLLRDNORM);
-}
-
-/* Queue the GONE record @r (always: it is not counted against the limit). */
-void np_watch_push_gone(struct np_watch *w, struct np_watch_rec *r)
-{
-	spin_lock(&w->lock);
-	r->seq = ++w->seq;
-	spin_unlock(&w->lock);
-	np_genl_watch(r, w->pid, w->cookie, w->id);
-	spin_lock(&w->lock);
-	list_add_tail(&r->link, &w->queue);
-	w->nr_queued++;
-	w->gone = true;
-	spin_unlock(&w->lock);
-	wake_up_interruptible_poll(&w->wq, EPOLLIN | EPOLLRDNORM | EPOLLHUP);
-}
 
 /* The oldest record, off the queue, or NULL. */
 static struct np_watch_rec *np_watch_pop(struct np_watch *w)
@@ -211,7 +152,7 @@ static const struct file_operations np_watch_fops = {
 };
 
 /* Make the file and its descriptor; installed only when all went well. */
-int np_watch_fd(struct np_watch *w, u32 flags)
+static int np_watch_fd(struct np_watch *w, u32 flags)
 {
 	struct file *file;
 	int fd;
@@ -228,4 +169,27 @@ int np_watch_fd(struct np_watch *w, u32 flags)
 	}
 	fd_install(fd, file);
 	return fd;
+}
+
+/**
+ * np_watch - NUMAPLACE_IOC_WATCH
+ * @arg: struct numaplace_watch
+ *
+ * Return: a new file descriptor, or -errno (the struct is not written back).
+ */
+int np_watch(void *arg)
+{
+	struct numaplace_watch *a = arg;
+	struct np_watch *w;
+	int ret;
+
+	w = np_watch_new(a);
+	if (IS_ERR(w))
+		return PTR_ERR(w);
+	ret = np_watch_fd(w, a->flags);
+	if (ret < 0) {
+		np_watch_stop(w);
+		np_watch_free(w);
+	}
+	return ret;
 }

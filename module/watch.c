@@ -17,8 +17,9 @@
  *    the part is walked again after the debounce. A record is held back
  *    while the range keeps changing under the walk (read_retry), at most
  *    NP_WATCH_SETTLE_PASSES passes.
- *  - Records queue on the fd (watch-file.c: the queue, OVERFLOW, read,
- *    poll, release).
+ *  - Records queue on the watch (np_watch_push(): OVERFLOW past
+ *    NP_WATCH_QUEUE_MAX), read through its fd (watch-file.c: the WATCH
+ *    ioctl, read, poll, release).
  *  - The watch ends with a GONE record when the mm is released (exit, exec)
  *    or no VMA is left in the range; read() then returns 0.
  *  - np_watch_stop() removes the notifier (after which no callback runs),
@@ -29,6 +30,7 @@
 #include <linux/memcontrol.h>
 #include <linux/mm.h>
 #include <linux/mmu_notifier.h>
+#include <linux/poll.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
@@ -130,6 +132,68 @@ static bool np_watch_invalidate(struct mmu_interval_notifier *mni,
 static const struct mmu_interval_notifier_ops np_watch_notifier_ops = {
 	.invalidate = np_watch_invalidate,
 };
+
+/*
+ * Records queue in order, at most NP_WATCH_QUEUE_MAX; the next change
+ * becomes an OVERFLOW record at the tail that absorbs every change until
+ * it is read (watch-file.c reads them).
+ *
+ * Records waiting to be read, per watch (about 140 KiB with 2 nodes): a
+ * reader that falls further behind gets one OVERFLOW record instead.
+ */
+#define NP_WATCH_QUEUE_MAX	128
+
+/*
+ * Queue @r, or fold it into the OVERFLOW record when the queue is full.
+ * @r is a change (not GONE): it gets the next number.
+ */
+static void np_watch_push(struct np_watch *w, struct np_watch_rec *r)
+{
+	struct np_watch_rec *o;
+	size_t len = (w->nr_nodes + 1) * sizeof(u64);
+
+	spin_lock(&w->lock);
+	r->seq = ++w->seq;
+	spin_unlock(&w->lock);
+	np_genl_watch(r, w->pid, w->cookie, w->id);
+
+	spin_lock(&w->lock);
+	o = w->overflow;
+	if (o) {
+		o->seq = r->seq;
+		o->start = min(o->start, r->start);
+		o->end = max(o->end, r->end);
+		o->nr_changed++;
+		memcpy(o->after, r->after, len);
+	} else if (w->nr_queued >= NP_WATCH_QUEUE_MAX) {
+		r->reason = NUMAPLACE_WATCH_OVERFLOW;
+		r->nr_changed = 1;
+		w->overflow = r;
+	}
+	if (!o) {
+		list_add_tail(&r->link, &w->queue);
+		w->nr_queued++;
+	}
+	spin_unlock(&w->lock);
+	if (o)
+		kfree(r);
+	wake_up_interruptible_poll(&w->wq, EPOLLIN | EPOLLRDNORM);
+}
+
+/* Queue the GONE record @r (always: it is not counted against the limit). */
+static void np_watch_push_gone(struct np_watch *w, struct np_watch_rec *r)
+{
+	spin_lock(&w->lock);
+	r->seq = ++w->seq;
+	spin_unlock(&w->lock);
+	np_genl_watch(r, w->pid, w->cookie, w->id);
+	spin_lock(&w->lock);
+	list_add_tail(&r->link, &w->queue);
+	w->nr_queued++;
+	w->gone = true;
+	spin_unlock(&w->lock);
+	wake_up_interruptible_poll(&w->wq, EPOLLIN | EPOLLRDNORM | EPOLLHUP);
+}
 
 /*
  * A record is the watcher's memory (the worker charges its memcg). In a
@@ -515,14 +579,14 @@ static int np_watch_start(struct np_watch *w)
 }
 
 /**
- * np_watch - NUMAPLACE_IOC_WATCH
- * @arg: struct numaplace_watch
+ * np_watch_new - a watch for NUMAPLACE_IOC_WATCH, started
+ * @a: the request; the range's totals are written to it
  *
- * Return: a new file descriptor, or -errno (the struct is not written back).
+ * Return: the watch (np_watch_stop(), then np_watch_free(), end it), or an
+ * ERR_PTR().
  */
-int np_watch(void *arg)
+struct np_watch *np_watch_new(struct numaplace_watch *a)
 {
-	struct numaplace_watch *a = arg;
 	struct np_target t;
 	struct np_watch *w;
 	int ret;
@@ -533,10 +597,10 @@ int np_watch(void *arg)
 		     NUMAPLACE_WATCH_RECORD_SIZE);
 	ret = np_watch_check(a);
 	if (ret)
-		return ret;
+		return ERR_PTR(ret);
 	ret = np_target_get(a->pid, &t);
 	if (ret)
-		return ret;
+		return ERR_PTR(ret);
 	w = np_watch_alloc(t.mm, a->start & PAGE_MASK,
 			   PAGE_ALIGN(a->start + a->len));
 	ret = -ENOMEM;
@@ -551,11 +615,8 @@ int np_watch(void *arg)
 	ret = np_watch_put_totals(w, a);
 	if (ret)
 		goto stop_watch;
-	ret = np_watch_fd(w, a->flags);
-	if (ret < 0)
-		goto stop_watch;
 	np_target_put(&t);
-	return ret;
+	return w;
 
 stop_watch:
 	np_watch_stop(w);
@@ -563,7 +624,7 @@ free_watch:
 	np_watch_free(w);
 put_target:
 	np_target_put(&t);
-	return ret;
+	return ERR_PTR(ret);
 }
 
 /* Watches need every node in a record. */

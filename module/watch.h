@@ -116,13 +116,9 @@ struct np_watch {
 };
 
 /* module/watch.c */
+struct np_watch *np_watch_new(struct numaplace_watch *a);
 void np_watch_stop(struct np_watch *w);
 void np_watch_free(struct np_watch *w);
-
-/* module/watch-file.c */
-void np_watch_push(struct np_watch *w, struct np_watch_rec *r);
-void np_watch_push_gone(struct np_watch *w, struct np_watch_rec *r);
-int np_watch_fd(struct np_watch *w, u32 flags);
 
 /* module/genl.c: a WATCH event, only when someone listens */
 void np_genl_watch(const struct np_watch_rec *r, pid_t pid, u64 cookie,

@@ -360,22 +360,15 @@ void np_bench_abba_print(const struct np_bench_side side[2],
 
 void np_bench_engines(unsigned int engines, char *buf, size_t len)
 {
-	static const struct {
-		unsigned int bit;
-		const char *name;
-	} names[] = {
-		{ NUMAPLACE_ENGINE_KERNEL, "kernel" },
-		{ NUMAPLACE_ENGINE_VMA, "vma" },
-		{ NUMAPLACE_ENGINE_BATCH, "batch" },
-		{ NUMAPLACE_ENGINE_PT, "pt" },
-	};
-	size_t i, off = 0;
+	size_t off = 0;
+	unsigned int i;
 
 	buf[0] = 0;
-	for (i = 0; i < NP_ARRAY_SIZE(names) && off < len; i++)
-		if (engines & names[i].bit)
+	for (i = 0; i < 32 && off < len; i++)
+		if ((engines & 1U << i) && numaplace_engine_name(1U << i))
 			off += snprintf(buf + off, len - off, "%s%s",
-					off ? "+" : "", names[i].name);
+					off ? "+" : "",
+					numaplace_engine_name(1U << i));
 	if (!off)
 		snprintf(buf, len, "-");
 }

@@ -31,6 +31,27 @@ NP_EXPORT int numaplace_fail_reason(int status)
 	return NUMAPLACE_FAIL_OTHER;
 }
 
+/* The spec's "engine" list (make engine-check holds it to the spec). */
+static const struct {
+	unsigned int bit;
+	const char *name;
+} np_engine_names[] = {
+	{ NUMAPLACE_ENGINE_KERNEL, "kernel" },
+	{ NUMAPLACE_ENGINE_VMA, "vma" },
+	{ NUMAPLACE_ENGINE_BATCH, "batch" },
+	{ NUMAPLACE_ENGINE_PT, "pt" },
+};
+
+NP_EXPORT const char *numaplace_engine_name(unsigned int engine)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(np_engine_names) / sizeof(np_engine_names[0]); i++)
+		if (np_engine_names[i].bit == engine)
+			return np_engine_names[i].name;
+	return NULL;
+}
+
 NP_EXPORT void numaplace_migrate_add(struct numaplace_migrate *to,
 				     const struct numaplace_migrate *from)
 {

@@ -138,6 +138,13 @@ void numaplace_migrate_add(struct numaplace_migrate *to,
 int numaplace_fail_reason(int status);
 
 /*
+ * The name of the engine of NUMAPLACE_ENGINE_* bit @engine ("kernel",
+ * "vma", "batch", "pt": the netlink spec's names, as numaplace(1) and the
+ * counters use them), or NULL when @engine is not one engine's bit.
+ */
+const char *numaplace_engine_name(unsigned int engine);
+
+/*
  * Move [start, start + len) of process @pid (0 = caller) to @node (flags:
  * NUMAPLACE_MIGRATE_*). @out, if not NULL, gets the counters. 0 or -errno.
  * Without an engine flag, where the module's engines would flush the TLB

@@ -17,11 +17,15 @@ n-th entry):
   name), its config names (tools/numaplace/config.c), the --engine
   choices of `NUMAPLACE migrate --help` and the engine= values of
   `NUMAPLACE config --help`;
-- the benchmarks' engine names (tools/bench/bench.c);
+- libnumaplace's engine names (numaplace_engine_name(), which the
+  benchmarks use);
+- the module: each engine's np_engine_<name>_ops (NP_ENGINE(), its
+  config value where CONFIG_SET names it) and module/engine.c's table;
 - numaplace(1): the --engine entry and the engine= key.
 
 Prints each mismatch and exits 1 on any (make engine-check, in make check).
 """
+import glob
 import re
 import subprocess
 import sys
@@ -34,7 +38,7 @@ UAPI = TOP + "/uapi/linux/numaplace.h"
 UTIL = TOP + "/tools/numaplace/util.c"
 CLI_MIGRATE = TOP + "/tools/numaplace/migrate.c"
 CLI_CONFIG = TOP + "/tools/numaplace/config.c"
-BENCH = TOP + "/tools/bench/bench.c"
+LIB = TOP + "/tools/lib/migrate.c"
 BIT_NAME_RE = r'\{\s*NUMAPLACE_ENGINE_(\w+),\s*"(\w+)"\s*\}'
 MAN = TOP + "/Documentation/man/numaplace.1"
 
@@ -91,11 +95,34 @@ def main():
     check("config-engine entries not in the engine list",
           [n for n in config[1:] if n not in engines], [])
 
+    # The module: each engine's file fills np_engine_<name>_ops with
+    # NP_ENGINE(<name>, <NAME>) and, where CONFIG_SET names it, its
+    # config value; module/engine.c's table lists every one.
+    ops = {}
+    for path in sorted(glob.glob(TOP + "/module/engine-*.c")):
+        src = open(path).read()
+        for m in re.finditer(r"const struct np_engine_ops np_engine_(\w+)_ops = \{"
+                             r"(.*?)\n\};", src, re.S):
+            ops[m.group(1)] = m.group(2)
+    check("module/engine-*.c np_engine_<name>_ops", sorted(ops),
+          sorted(engines))
+    check("module/engine-*.c NP_ENGINE(name, NAME)",
+          sorted(re.findall(r"NP_ENGINE\((\w+), (\w+)\)", "".join(ops.values()))),
+          sorted(zip(engines, upper)))
+    check("module/engine-*.c .config of engines CONFIG_SET names",
+          sorted(n for n, body in ops.items() if re.search(
+              r"\.config = NUMAPLACE_CONFIG_ENGINE_" + n.upper() + r",", body)),
+          sorted(config[1:]))
+    check("module/engine.c np_engines[]",
+          sorted(re.findall(r"&np_engine_(\w+)_ops,",
+                            open(TOP + "/module/engine.c").read())),
+          sorted(engines))
+
     pairs = [(u, n) for u, n in zip(upper, engines)]
     check("tools/numaplace/util.c np_engine_bit_names",
           re.findall(BIT_NAME_RE, open(UTIL).read()), pairs)
-    check("tools/bench/bench.c np_bench_engines()",
-          re.findall(BIT_NAME_RE, open(BENCH).read()), pairs)
+    check("tools/lib/migrate.c np_engine_names (numaplace_engine_name())",
+          re.findall(BIT_NAME_RE, open(LIB).read()), pairs)
     check("tools/numaplace/migrate.c np_engines",
           re.findall(r"\{\s*NUMAPLACE_MIGRATE_ENGINE_(\w+),\s*"
                      r"NUMAPLACE_FEAT_MIGRATE_(\w+),\s*"
@@ -132,7 +159,7 @@ def main():
         print(f"engine-check: the engine list is {engines} ({SPEC[len(TOP) + 1:]}, "
               "definition 'engine')", file=sys.stderr)
         return 1
-    print(f"engine-check: {', '.join(engines)}: the uapi, the CLI and numaplace(1) agree with the spec")
+    print(f"engine-check: {', '.join(engines)}: the uapi, the module, the CLI and numaplace(1) agree with the spec")
     return 0
 
 

@@ -280,11 +280,10 @@ const struct np_bits np_engine_bits = {
 
 const char *np_engine_name(unsigned int e, char *buf, size_t size)
 {
-	size_t i;
+	const char *name = e < 32 ? numaplace_engine_name(1U << e) : NULL;
 
-	for (i = 0; e < 64 && i < NP_ARRAY_SIZE(np_engine_bit_names); i++)
-		if (np_engine_bit_names[i].bit == 1ULL << e)
-			return np_engine_bit_names[i].name;
+	if (name)
+		return name;
 	snprintf(buf, size, "engine%u", e);
 	return buf;
 }
