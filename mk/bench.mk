@@ -4,13 +4,13 @@
 # test kernel and print tables, ours against the running kernel's
 # syscalls in the same boot. Not timed tests: none is part of make check.
 
-# bench.c and bench-np.c are the benchmarks' helpers, not benchmarks:
+# bench.c and bench_np.c are the benchmarks' helpers, not benchmarks:
 # compiled once (into build/benchlib, outside build/bench, whose every
 # file tools/vm/run puts in the guest as a benchmark) and linked into
-# each; bench-np.c's call libnumaplace, which kvquery does not link.
-BENCH_LIB_SRC := tools/bench/bench.c tools/bench/bench-np.c
+# each; bench_np.c's call libnumaplace, which kvquery does not link.
+BENCH_LIB_SRC := tools/bench/bench.c tools/bench/bench_np.c
 BENCH_LIB := $(BUILD)/benchlib/bench.o
-BENCH_NP_LIB := $(BUILD)/benchlib/bench-np.o
+BENCH_NP_LIB := $(BUILD)/benchlib/bench_np.o
 BENCH_SRC := $(filter-out $(BENCH_LIB_SRC),$(wildcard tools/bench/*.c))
 BENCHES  := $(patsubst tools/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
@@ -39,8 +39,10 @@ $(BUILD)/bench/kvquery: tools/bench/kvquery.c tools/bench/bench.h $(BENCH_LIB)
 	$(CC) $(CFLAGS) -o $@ $< $(BENCH_LIB) -lnuma
 
 # In one guest boot every benchmark runs even when one fails; the status
-# says if any did.
-BENCH_RUN := rc=0; for b in query migrate calls preload; do \
+# says if any did. The module is the one with the copy ceiling that
+# bench/migrate prints (NP_COPY_LIMIT=y: no production module has it).
+BENCH_RUN := rmmod numaplace && insmod /root/probe.ko || exit 1; \
+	rc=0; for b in query migrate calls preload; do \
 	/usr/libexec/numaplace/bench/$$b || rc=1; done; exit $$rc
 # The shim goes where an installed system has it (tools/vm/run now puts it
 # there by itself too; kept for an older run script).
@@ -48,8 +50,12 @@ PRELOAD_ADD := --add $(BUILD)/lib/libnumaplace-preload.so:/usr/lib/libnumaplace-
 
 ## bench: query, migrate, calls and preload against the syscalls, in the VM on each test kernel
 bench: modules-all tools $(BENCHES)
-	$(call np_each_test_kernel,bench,NP_BUILD=$(BUILD) tools/vm/run --kernel $$k \
-		--timeout 1800 $(PRELOAD_ADD) -- /bin/sh -c '$(BENCH_RUN)')
+	$(call np_each_test_kernel,bench,{ \
+		$(MAKE) --no-print-directory modules KVER=$$k NP_COPY_LIMIT=y >/dev/null || exit 1; \
+		abi=$$(awk -v k=$$k '$$1 == k {print $$2}' $(CONF)); \
+		NP_BUILD=$(BUILD) tools/vm/run --kernel $$k --timeout 1800 $(PRELOAD_ADD) \
+		--add $(BUILD)/kmod/$$abi-probe/numaplace.ko:/root/probe.ko \
+		-- /bin/sh -c '$(BENCH_RUN)'; })
 
 ## bench-preload: the LD_PRELOAD shim alone, kvquery with and without it (A B B A)
 bench-preload: modules-all tools $(BUILD)/bench/kvquery $(BUILD)/bench/preload

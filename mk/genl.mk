@@ -2,7 +2,7 @@
 #
 # Generic netlink from its spec. Documentation/netlink/specs/numaplace.yaml
 # is the source of the uapi enums (uapi/linux/numaplace-genl.h) and of the
-# module's policy and ops tables (module/genl-gen.{c,h}), written by the
+# module's policy and ops tables (module/genl_gen.{c,h}), written by the
 # kernel's ynl-gen-c.py (scripts/deps.sh puts linux-source-6.12's into
 # build/ynl). The generated files are committed, as the kernel's are:
 # building needs no Python (DKMS), and genl-check, part of make check,
@@ -12,7 +12,7 @@
 
 YNL       := $(BUILD)/ynl
 GENL_SPEC := Documentation/netlink/specs/numaplace.yaml
-GENL_OUT  := uapi/linux/numaplace-genl.h module/genl-gen.h module/genl-gen.c
+GENL_OUT  := uapi/linux/numaplace-genl.h module/genl_gen.h module/genl_gen.c
 GENL_CHECK := $(BUILD)/genl-check
 
 NP_TARGETS += genl-gen genl-check engine-check
@@ -25,9 +25,9 @@ define np_genl_gen
 	cd $(YNL) && python3 tools/net/ynl/ynl-gen-c.py --mode uapi --header \
 		--spec Documentation/netlink/specs/numaplace.yaml -o $(1)/uapi/linux/numaplace-genl.h
 	cd $(YNL) && python3 tools/net/ynl/ynl-gen-c.py --mode kernel --header \
-		--spec Documentation/netlink/specs/numaplace.yaml -o $(1)/module/genl-gen.h
+		--spec Documentation/netlink/specs/numaplace.yaml -o $(1)/module/genl_gen.h
 	cd $(YNL) && python3 tools/net/ynl/ynl-gen-c.py --mode kernel --source \
-		--spec Documentation/netlink/specs/numaplace.yaml -o $(1)/module/genl-gen.c
+		--spec Documentation/netlink/specs/numaplace.yaml -o $(1)/module/genl_gen.c
 endef
 
 ## genl-gen: regenerate the netlink code from its spec with ynl-gen-c.py (commit the result)

@@ -23,8 +23,10 @@ KDIR    ?= $(if $(DEBUG_VER),$(DEBUG_DIR)/linux-source-$(DEBUG_VER),$(or $(if $(
 # the host.
 BUILDROOT ?= $(shell NP_BUILD=$(BUILD) scripts/kernel-env --kdir $(KDIR) buildroot 2>/dev/null)
 # NP_NO_STATS=y builds the module without its counters (to measure their
-# cost), into a directory of its own.
-KOBJ     = $(BUILD)/kmod/$(KABI)$(if $(NP_NO_STATS),-nostats)
+# cost), NP_COPY_LIMIT=y with the benchmark's copy ceiling (debugfs
+# copy_limit, module/copy_limit.c: make bench), each into a directory of
+# its own; the production module (DKMS, make install) has neither.
+KOBJ     = $(BUILD)/kmod/$(KABI)$(if $(NP_NO_STATS),-nostats)$(if $(NP_COPY_LIMIT),-probe)
 # Warnings are errors on the kernels we test; DKMS builds for any kernel
 # turn that off (dkms.conf: NP_WERROR=).
 NP_WERROR ?= y
@@ -41,10 +43,10 @@ NP_TARGETS += module modules modules-all install
 # loads; tools/vm/run puts them in the guest) are built next to it, in a
 # directory of their own (kbuild builds in one M= tree per module set).
 ## modules: numaplace.ko and the selftests' test modules for KVER (ABI or short name of tools/vm/kernels.conf: 6.1, 6.12, 7.3, debug-7.3, ...)
-modules: module $(if $(NP_NO_STATS),,$(KOBJ)/np_mn_rec.ko)
+modules: module $(if $(NP_NO_STATS)$(NP_COPY_LIMIT),,$(KOBJ)/np_mn_rec.ko)
 ## module: numaplace.ko alone, for KVER (what DKMS and make install build; the package's tree has no selftests/)
 module: $(KOBJ)/numaplace.ko
-KBUILD_CMD = $(MAKE) -C $(KDIR) M=$(KBUILD_M) NP_WERROR=$(NP_WERROR) NP_NO_STATS=$(NP_NO_STATS) modules
+KBUILD_CMD = $(MAKE) -C $(KDIR) M=$(KBUILD_M) NP_WERROR=$(NP_WERROR) NP_NO_STATS=$(NP_NO_STATS) NP_COPY_LIMIT=$(NP_COPY_LIMIT) modules
 # Build in $(KBUILD_M), on the host or in the kernel's build root.
 define np_kbuild
 	@test -f $(KDIR)/Makefile || { echo "no headers for $(KVER) in $(KDIR): run 'make deps'" >&2; exit 1; }

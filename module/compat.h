@@ -30,7 +30,7 @@
 /*
  * v6.2 "genetlink: introduce split op representation": genl_split_ops,
  * one per do or dump of a command, is what the spec's generated
- * module/genl-gen.c fills (numaplace_nl_ops). Before it, a genl_ops has
+ * module/genl_gen.c fills (numaplace_nl_ops). Before it, a genl_ops has
  * the members the table sets (cmd, flags, policy, maxattr, doit, dumpit)
  * and the family takes it as .ops, which wants each command once: the
  * table's commands have a do or a dump, never both. The GENL_CMD_CAP_*
@@ -396,7 +396,7 @@ static inline int np_copy_page(struct page *to, struct page *from)
 #endif
 
 /*
- * The page-table engine's internals (engine-pt.c), resolved by ksyms.c.
+ * The page-table engine's internals (engine_pt.c), resolved by ksyms.c.
  *
  * v6.8 "mm/rmap: introduce folio_remove_rmap_[pte|ptes|pmd]()" and
  * "mm/rmap: introduce folio_add_anon_rmap_[pte|ptes|pmd]()" (David
@@ -450,7 +450,7 @@ static inline int np_copy_page(struct page *to, struct page *from)
 #endif
 
 /*
- * The page-table engine moves a PMD-mapped THP whole (engine-pt.c) with the
+ * The page-table engine moves a PMD-mapped THP whole (engine_pt.c) with the
  * same series' folio_remove_rmap_pmd() and folio_add_anon_rmap_pmd(), where
  * the kernel moves THPs (NP_HAVE_PMD_MIGRATION_ENTRY) and, as 6.12's
  * and 7.3's migrate_folio_move() do, requeues the destination of a folio

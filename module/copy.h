@@ -15,7 +15,7 @@
 #define NP_COPY_RESCHED		64
 
 /*
- * In a page-table range's src array (engine-pt.c; never handed to
+ * In a page-table range's src array (engine_pt.c; never handed to
  * migrate_vma_*()): a page of a large folio after its first. The entry of
  * the folio's first page stands for the folio (one destination folio of
  * its order, filled whole, moved whole, or none); the entries marked
@@ -99,8 +99,14 @@ typedef void (*np_par_fn)(void *ctx, unsigned int share, unsigned int from,
 			  unsigned int to);
 
 int np_copy_init(void);
+#ifdef NP_COPY_LIMIT
+/* module/copy_limit.c: the benchmark's probe (Kbuild NP_COPY_LIMIT=y). */
 void np_copy_limit_init(void);
 void np_copy_limit_exit(void);
+#else
+static inline void np_copy_limit_init(void) {}
+static inline void np_copy_limit_exit(void) {}
+#endif
 unsigned int np_par_workers(unsigned int nr, int nid, unsigned int min_share);
 void np_par_run(unsigned int nr, unsigned int workers, int nid, np_par_fn fn,
 		void *ctx);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * numaplace: the migration engines' table. Each engine fills its struct
- * np_engine_ops in its own file (engine-*.c); MIGRATE (migrate.c), INFO
+ * np_engine_ops in its own file (engine_*.c); MIGRATE (migrate.c), INFO
  * (info.c) and CONFIG_SET (genl.c) go through this table and name no
  * engine themselves.
  */

@@ -6,7 +6,7 @@
  * copy); MIGRATE_DONE and WATCH go to the "events" group (joining it needs
  * CAP_SYS_ADMIN, np_genl_mcgrps), built only when someone listens. One
  * *_fill() per message. The policy and ops tables are generated from
- * Documentation/netlink/specs/numaplace.yaml (genl-gen.c, make genl-gen);
+ * Documentation/netlink/specs/numaplace.yaml (genl_gen.c, make genl-gen);
  * the family is here: the generator would make it netns-aware, and its
  * group could not ask for CAP_SYS_ADMIN.
  */

@@ -24,7 +24,7 @@ struct np_ksyms {
 	typeof(&ptrace_may_access) ptrace_may_access;
 	typeof(&security_task_movememory) security_task_movememory;
 	typeof(&cpuset_mems_allowed) cpuset_mems_allowed;
-	/* the kernel migration engine (engine-kernel.c, collect.c) */
+	/* the kernel migration engine (engine_kernel.c, collect.c) */
 	typeof(&migrate_pages) migrate_pages;
 	typeof(&alloc_migration_target) alloc_migration_target;
 	typeof(&putback_movable_pages) putback_movable_pages;
@@ -33,7 +33,7 @@ struct np_ksyms {
 	NP_LRU_CACHE_DISABLE_PTR lru_cache_disable;
 	/* data: lru_cache_enable() is an inline atomic_dec() of it */
 	atomic_t *lru_disable_count;
-	/* the page-table engine (engine-pt.c) */
+	/* the page-table engine (engine_pt.c) */
 	typeof(&NP_RMAP_REMOVE) rmap_remove;
 	typeof(&NP_RMAP_ADD_ANON) rmap_add_anon;
 	np_flush_tlb_mm_range_t *flush_tlb_mm_range;
@@ -48,7 +48,7 @@ struct np_ksyms {
 	/* data: the kernel's migration entries keep the A/D bits */
 	bool *swap_migration_ad_supported;
 #ifdef NP_HAVE_PT_PMD
-	/* its PMD-mapped THPs (engine-pt.c) */
+	/* its PMD-mapped THPs (engine_pt.c) */
 	typeof(&folio_remove_rmap_pmd) rmap_remove_pmd;
 	typeof(&folio_add_anon_rmap_pmd) rmap_add_anon_pmd;
 	typeof(&deferred_split_folio) deferred_split;

@@ -218,7 +218,7 @@ bool np_range_spans_ok(const struct np_mig *m, unsigned int from,
 void np_collect_release_below(struct np_mig *m, unsigned int idx);
 void np_collect_release(struct np_mig *m);
 
-/* module/engine-kernel.c */
+/* module/engine_kernel.c */
 bool np_engine_kernel_isolate(struct folio *folio, struct list_head *list);
 bool np_lru_disable(void);
 void np_lru_enable(void);
@@ -245,7 +245,7 @@ static inline void np_lru_isolated_end(struct folio *folio)
 			    -folio_nr_pages(folio));
 }
 
-/* module/engine-pt.c */
+/* module/engine_pt.c */
 struct migrate_vma;
 bool np_pt_takes_vma(const struct np_mig *m, struct vm_area_struct *vma);
 void np_pt_unmap(struct migrate_vma *args, s32 *target);

@@ -168,7 +168,7 @@ unsigned int np_engines_have(void);
 u64 np_engines_features(void);
 bool np_engine_config_ok(u32 config);
 
-/* module/watch-file.c, module/watch.c */
+/* module/watch_file.c, module/watch.c */
 int np_watch(void *arg);
 bool np_watch_supported(void);
 

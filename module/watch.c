@@ -18,7 +18,7 @@
  *    while the range keeps changing under the walk (read_retry), at most
  *    NP_WATCH_SETTLE_PASSES passes.
  *  - Records queue on the watch (np_watch_push(): OVERFLOW past
- *    NP_WATCH_QUEUE_MAX), read through its fd (watch-file.c: the WATCH
+ *    NP_WATCH_QUEUE_MAX), read through its fd (watch_file.c: the WATCH
  *    ioctl, read, poll, release).
  *  - The watch ends with a GONE record when the mm is released (exit, exec)
  *    or no VMA is left in the range; read() then returns 0.
@@ -136,7 +136,7 @@ static const struct mmu_interval_notifier_ops np_watch_notifier_ops = {
 /*
  * Records queue in order, at most NP_WATCH_QUEUE_MAX; the next change
  * becomes an OVERFLOW record at the tail that absorbs every change until
- * it is read (watch-file.c reads them).
+ * it is read (watch_file.c reads them).
  *
  * Records waiting to be read, per watch (about 140 KiB with 2 nodes): a
  * reader that falls further behind gets one OVERFLOW record instead.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * numaplace: placement watches (watch.c), their queue and file
- * (watch-file.c) and their netlink event (genl.c).
+ * (watch_file.c) and their netlink event (genl.c).
  */
 #ifndef _NUMAPLACE_WATCH_H
 #define _NUMAPLACE_WATCH_H

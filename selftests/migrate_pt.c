@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The page-table engine (NUMAPLACE_MIGRATE_ENGINE_PT, module/engine-pt.c)
+ * The page-table engine (NUMAPLACE_MIGRATE_ENGINE_PT, module/engine_pt.c)
  * keeps what the kernel's migration entry keeps (issue 16). Its oracle,
  * integrity, race, THP and bounds tests are the engine variant "pt" of
  * migrate.c, migrate_integrity.c, race.c, migrate_thp.c and

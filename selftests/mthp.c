@@ -48,7 +48,7 @@
 #define NP_MTHP_SIZE	(64UL << 10)
 /*
  * 32 MiB: 512 folios, twice the kernel engine's preallocation window
- * (module/engine-kernel.c, 16 MiB) and 32 times migrate_pages()'s batch
+ * (module/engine_kernel.c, 16 MiB) and 32 times migrate_pages()'s batch
  * (512 base pages), so every path a round takes is crossed more than once.
  */
 #define NP_MTHP_BUF	(32UL << 20)

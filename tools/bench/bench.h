@@ -128,7 +128,7 @@ void np_bench_abba_print(const struct np_bench_side side[2],
 void np_bench_engines(unsigned int engines, char *buf, size_t len);
 
 /*
- * bench-np.c, for the benchmarks that call libnumaplace (not kvquery).
+ * bench_np.c, for the benchmarks that call libnumaplace (not kvquery).
  *
  * What the module offers for its command @cmd (NUMAPLACE_CMD_*): the
  * features of @features it has (0: the module @what here, e.g. "cannot

@@ -28,7 +28,7 @@ __u64 np_lib_migrate_features(void);
  * counts them. 0; -errno after some pages (m->done says how many); 1 when
  * nothing was done and MIGRATE must answer instead (a QUERY the module
  * refuses, a range it would refuse, a call the syscall refused).
- * migrate-syscall.c.
+ * migrate_syscall.c.
  */
 struct numaplace_migrate;
 int np_migrate_range_syscall(struct numaplace_migrate *m);

@@ -3,8 +3,8 @@
  * libnumaplace tiering: a context that tracks processes, scans their
  * access bits a period at a time and moves pages between the fast and
  * the slow nodes by their history (numaplace.h, "tiering"). The policy's
- * pure parts are in tier-policy.c, what sysfs and /proc say in
- * tier-nodes.c.
+ * pure parts are in tier_policy.c, what sysfs and /proc say in
+ * tier_nodes.c.
  */
 #include <errno.h>
 #include <limits.h>

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1 OR GPL-2.0 */
 /*
- * libnumaplace tiering internals: the policy's pure parts (tier-policy.c,
+ * libnumaplace tiering internals: the policy's pure parts (tier_policy.c,
  * unit-tested in tests/tier_policy.c) and what the nodes and processes
- * say (tier-nodes.c). Not installed.
+ * say (tier_nodes.c). Not installed.
  */
 #ifndef NUMAPLACE_TIER_PRIV_H
 #define NUMAPLACE_TIER_PRIV_H
@@ -126,7 +126,7 @@ __u64 np_tier_bucket_take(struct np_tier_bucket *b, double now, __u64 cap);
 /* Give back @pages taken but not moved. */
 void np_tier_bucket_give(struct np_tier_bucket *b, __u64 pages);
 
-/* ---- nodes and processes (tier-nodes.c) ----------------------------- */
+/* ---- nodes and processes (tier_nodes.c) ----------------------------- */
 
 #define NP_TIER_WORDS	(NUMAPLACE_TIER_NODES / 64)
 

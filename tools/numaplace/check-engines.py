@@ -99,17 +99,17 @@ def main():
     # NP_ENGINE(<name>, <NAME>) and, where CONFIG_SET names it, its
     # config value; module/engine.c's table lists every one.
     ops = {}
-    for path in sorted(glob.glob(TOP + "/module/engine-*.c")):
+    for path in sorted(glob.glob(TOP + "/module/engine_*.c")):
         src = open(path).read()
         for m in re.finditer(r"const struct np_engine_ops np_engine_(\w+)_ops = \{"
                              r"(.*?)\n\};", src, re.S):
             ops[m.group(1)] = m.group(2)
-    check("module/engine-*.c np_engine_<name>_ops", sorted(ops),
+    check("module/engine_*.c np_engine_<name>_ops", sorted(ops),
           sorted(engines))
-    check("module/engine-*.c NP_ENGINE(name, NAME)",
+    check("module/engine_*.c NP_ENGINE(name, NAME)",
           sorted(re.findall(r"NP_ENGINE\((\w+), (\w+)\)", "".join(ops.values()))),
           sorted(zip(engines, upper)))
-    check("module/engine-*.c .config of engines CONFIG_SET names",
+    check("module/engine_*.c .config of engines CONFIG_SET names",
           sorted(n for n, body in ops.items() if re.search(
               r"\.config = NUMAPLACE_CONFIG_ENGINE_" + n.upper() + r",", body)),
           sorted(config[1:]))

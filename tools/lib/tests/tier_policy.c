@@ -3,8 +3,8 @@
  * A unit test of libnumaplace's tiering policy, run on the build host (no
  * module, no guest; tools/vm/check --unit, in make check): a page's
  * history and class, the hysteresis and the move counts
- * (tier-policy.c), the spread of promotions over the fast nodes, the rate
- * limit, and the node lists of sysfs (tier-nodes.c).
+ * (tier_policy.c), the spread of promotions over the fast nodes, the rate
+ * limit, and the node lists of sysfs (tier_nodes.c).
  */
 #include <errno.h>
 #include <sys/prctl.h>

@@ -4,7 +4,7 @@
  * only the walked mm maps: order-0 pages, PTE-mapped large folios (mTHP)
  * where the kernel removes a folio's rmap in one call (compat.h
  * NP_PT_LARGE), and PMD-mapped THPs (compat.h NP_PT_PMD). It is the
- * batched engine (engine-batch.c: windows, bulk allocation, copy workers)
+ * batched engine (engine_batch.c: windows, bulk allocation, copy workers)
  * with its own unmap and restore: for such a folio the entries the walk
  * holds under their lock are its only mappings, so the walk is the rmap
  * walk, and there is none to do. A large folio moves whole: one

@@ -6,7 +6,7 @@
 #include <net/netlink.h>
 #include <net/genetlink.h>
 
-#include "genl-gen.h"
+#include "genl_gen.h"
 
 #include <uapi/linux/numaplace-genl.h>
 #include <compat.h>

@@ -10,7 +10,9 @@
  * init_on_alloc is on, as on Debian's kernels), and prints
  * "<bytes> <copy nanoseconds> <cpus> <zero nanoseconds> <copy routine>":
  * what this kernel on this machine can copy and zero at best, allocation
- * not counted. Root only (debugfs).
+ * not counted. Root only (debugfs). Built only where asked for
+ * (Kbuild NP_COPY_LIMIT=y, which make bench sets): not in the production
+ * module.
  */
 #include <linux/debugfs.h>
 #include <linux/gfp.h>
