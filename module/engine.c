@@ -115,26 +115,26 @@ int np_engines_pick(u32 flags, u32 config)
 	return -EINVAL;		/* more than one flag */
 }
 
-/* The engine of @engines that runs under the mmap lock, or NULL. */
-const struct np_engine_ops *np_engine_mapped(unsigned int engines)
+/*
+ * The engines of a call's steps: @mapped, the first of @engines (in the
+ * table's order) that runs under the mmap lock, and @unlocked, the first
+ * that runs with no lock held (the kernel engine); NULL where none does.
+ */
+void np_engines_steps(unsigned int engines,
+		      const struct np_engine_ops **mapped,
+		      const struct np_engine_ops **unlocked)
 {
 	const struct np_engine_ops *e;
 	unsigned int i;
 
-	np_for_each_engine(e, i)
-		if ((engines & e->engine) && e->run_mapped)
-			return e;
-	return NULL;
-}
-
-/* The engine that runs with no lock held: the kernel engine, or NULL. */
-const struct np_engine_ops *np_engine_unlocked(unsigned int engines)
-{
-	const struct np_engine_ops *e;
-	unsigned int i;
-
-	np_for_each_engine(e, i)
-		if ((engines & e->engine) && e->run)
-			return e;
-	return NULL;
+	*mapped = NULL;
+	*unlocked = NULL;
+	np_for_each_engine(e, i) {
+		if (!(engines & e->engine))
+			continue;
+		if (e->run_mapped && !*mapped)
+			*mapped = e;
+		if (e->run && !*unlocked)
+			*unlocked = e;
+	}
 }

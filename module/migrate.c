@@ -649,8 +649,7 @@ int np_migrate(void *arg)
 	m->caller_mems = current->mems_allowed;
 	task_unlock(current);
 	m->engines = engines;
-	m->mapped = np_engine_mapped(engines);
-	m->unlocked = np_engine_unlocked(engines);
+	np_engines_steps(engines, &m->mapped, &m->unlocked);
 	m->w.mm = t.mm;
 	m->chunk = np_migrate_chunk(a);
 	m->w.budget = ULONG_MAX;	/* a round is bounded by m->chunk */

@@ -75,9 +75,9 @@
  * @last_vma_vma: its VMA (NULL: none yet in this stretch)
  * @arrays: the block the arrays above are carved from (np_carve())
  * @mapped: the engine of this call that runs under the mmap lock
- *	(np_engine_mapped()), or NULL
+ *	(np_engines_steps()), or NULL
  * @unlocked: the engine of this call that runs with no lock held
- *	(np_engine_unlocked()), or NULL
+ *	(np_engines_steps()), or NULL
  * @priv: its per-call state, private to it (its begin step makes it)
  * @seen: the pages this call has answered with a node, or handed to an
  *	engine in this pass, by address (module/seen.c)
@@ -157,8 +157,8 @@ struct np_mig {
  * @end: free it
  * @run_mapped: move what collect marked for it in a pass, under the mmap
  *	lock (read), outside RCU. The first engine of the call in the
- *	table's order that has one is the call's (m->mapped); only it
- *	begins and ends
+ *	table's order that has one is the call's (m->mapped,
+ *	np_engines_steps()); only it begins and ends
  * @run: move what collect isolated for it in a pass, no lock held
  *
  * Collect decides which engine takes a page (collect.c; the page-table
@@ -198,8 +198,9 @@ extern const struct np_engine_ops np_engine_pt_ops;
 
 /* module/engine.c */
 int np_engines_pick(u32 flags, u32 config);
-const struct np_engine_ops *np_engine_mapped(unsigned int engines);
-const struct np_engine_ops *np_engine_unlocked(unsigned int engines);
+void np_engines_steps(unsigned int engines,
+		      const struct np_engine_ops **mapped,
+		      const struct np_engine_ops **unlocked);
 
 /* module/collect.c */
 typedef void (*np_part_fn)(struct np_mig *m, unsigned long start,
