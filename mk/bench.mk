@@ -14,7 +14,7 @@ BENCH_NP_LIB := $(BUILD)/benchlib/bench_np.o
 BENCH_SRC := $(filter-out $(BENCH_LIB_SRC),$(wildcard tools/bench/*.c))
 BENCHES  := $(patsubst tools/bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 
-NP_TARGETS += bench bench-preload bench-migratepages bench-stats \
+NP_TARGETS += benches bench bench-preload bench-migratepages bench-stats \
 	      bench-watch bench-profile bench-stall bench-tier
 
 # $(call np_each_test_kernel,NAME,COMMAND): COMMAND in a shell once for
@@ -38,10 +38,14 @@ $(BUILD)/bench/kvquery: tools/bench/kvquery.c tools/bench/bench.h $(BENCH_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $< $(BENCH_LIB) -lnuma
 
+## benches: build the benchmarks, run nothing (make check builds them: a link error fails it)
+benches: $(BENCHES)
+
 # In one guest boot every benchmark runs even when one fails; the status
 # says if any did. The module is the one with the copy ceiling that
 # bench/migrate prints (NP_COPY_LIMIT=y: no production module has it).
-BENCH_RUN := rmmod numaplace && insmod /root/probe.ko || exit 1; \
+BENCH_RUN := { read -r load; read -r params; } < /etc/np-module; \
+	rmmod numaplace && insmod /root/probe.ko $$params || exit 1; \
 	rc=0; for b in query migrate calls preload; do \
 	/usr/libexec/numaplace/bench/$$b || rc=1; done; exit $$rc
 # The shim goes where an installed system has it (tools/vm/run now puts it
@@ -50,12 +54,12 @@ PRELOAD_ADD := --add $(BUILD)/lib/libnumaplace-preload.so:/usr/lib/libnumaplace-
 
 ## bench: query, migrate, calls and preload against the syscalls, in the VM on each test kernel
 bench: modules-all tools $(BENCHES)
-	$(call np_each_test_kernel,bench,{ \
+	$(call np_each_test_kernel,bench,( \
 		$(MAKE) --no-print-directory modules KVER=$$k NP_COPY_LIMIT=y >/dev/null || exit 1; \
 		abi=$$(awk -v k=$$k '$$1 == k {print $$2}' $(CONF)); \
 		NP_BUILD=$(BUILD) tools/vm/run --kernel $$k --timeout 1800 $(PRELOAD_ADD) \
 		--add $(BUILD)/kmod/$$abi-probe/numaplace.ko:/root/probe.ko \
-		-- /bin/sh -c '$(BENCH_RUN)'; })
+		-- /bin/sh -c '$(BENCH_RUN)' ))
 
 ## bench-preload: the LD_PRELOAD shim alone, kvquery with and without it (A B B A)
 bench-preload: modules-all tools $(BUILD)/bench/kvquery $(BUILD)/bench/preload

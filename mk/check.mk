@@ -17,7 +17,7 @@ CHECK_ONE_NODE ?= 6.12
 ## check: deps, build for every kernel, then the packages, the unit tests and the selftests in the VM on each test kernel
 check: deps
 	$(MAKE) --no-print-directory genl-check help-check graph-check
-	$(MAKE) --no-print-directory modules-all tools check-man engine-check deb
+	$(MAKE) --no-print-directory modules-all tools benches check-man engine-check deb
 	tools/vm/check --unit $(BUILD)/unit --deb $(DEB_DIR) $(TEST_KERNELS) \
 		$(addsuffix /1node,$(CHECK_ONE_NODE))
 

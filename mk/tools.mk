@@ -66,6 +66,7 @@ $(BUILD)/lib/libnumaplace.so: $(LIB_OBJ)
 	ln -sf libnumaplace.so $(BUILD)/lib/libnumaplace.so.1
 
 $(BUILD)/lib/libnumaplace.a: $(LIB_OBJ)
+	rm -f $@
 	$(AR) rcs $@ $^
 
 # The LD_PRELOAD shim: libnumaplace's objects linked in, only move_pages,

@@ -151,6 +151,7 @@ static int np_migrate_finish_round(struct np_mig *m, u64 first, unsigned int n)
 static void np_migrate_phase(const struct np_mig *m, unsigned int phase,
 			     u64 since)
 {
+	/* Every call has one or the other (np_engines_pick()). */
 	const struct np_engine_ops *e = m->unlocked ?: m->mapped;
 
 	np_stat_phase(e->engine, phase, ktime_get_ns() - since);

@@ -134,12 +134,9 @@ static const struct mmu_interval_notifier_ops np_watch_notifier_ops = {
 };
 
 /*
- * Records queue in order, at most NP_WATCH_QUEUE_MAX; the next change
- * becomes an OVERFLOW record at the tail that absorbs every change until
- * it is read (watch_file.c reads them).
- *
- * Records waiting to be read, per watch (about 140 KiB with 2 nodes): a
- * reader that falls further behind gets one OVERFLOW record instead.
+ * Records queue in order, at most NP_WATCH_QUEUE_MAX per watch (about 140
+ * KiB with 2 nodes; watch_file.c reads them): the next change becomes an
+ * OVERFLOW record at the tail that absorbs every change until it is read.
  */
 #define NP_WATCH_QUEUE_MAX	128
 

@@ -16,11 +16,15 @@ OLD=${1:?usage: ab-module.sh OLD.ko BENCH [options]}
 BENCH=${2:?usage: ab-module.sh OLD.ko BENCH [options]}
 shift 2
 NEW=/usr/lib/numaplace/numaplace.ko
+# The parameters tools/vm/run loaded the module with (--modparams).
+params=
+[ -r /etc/np-module ] && { read -r load; read -r params; } < /etc/np-module
 rc=0
 for mod in "$OLD" "$NEW" "$NEW" "$OLD"; do
 	case "$mod" in "$NEW") tag=new ;; *) tag=old ;; esac
 	rmmod numaplace 2>/dev/null
-	if ! insmod "$mod"; then
+	# shellcheck disable=SC2086 # the parameters are words
+	if ! insmod "$mod" $params; then
 		echo "ab-module.sh: insmod $mod failed" >&2
 		exit 1
 	fi

@@ -357,18 +357,3 @@ void np_bench_abba_print(const struct np_bench_side side[2],
 	       side[1].best_ns ? (double)side[0].best_ns / side[1].best_ns :
 	       0.0);
 }
-
-void np_bench_engines(unsigned int engines, char *buf, size_t len)
-{
-	size_t off = 0;
-	unsigned int i;
-
-	buf[0] = 0;
-	for (i = 0; i < 32 && off < len; i++)
-		if ((engines & 1U << i) && numaplace_engine_name(1U << i))
-			off += snprintf(buf + off, len - off, "%s%s",
-					off ? "+" : "",
-					numaplace_engine_name(1U << i));
-	if (!off)
-		snprintf(buf, len, "-");
-}

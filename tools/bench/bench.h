@@ -124,9 +124,6 @@ int np_bench_abba(struct np_bench_side side[2], const char *name_a,
 void np_bench_abba_print(const struct np_bench_side side[2],
 			 unsigned long nr_pages);
 
-/* The engines of NUMAPLACE_ENGINE_* bits @engines as "kernel+pt", or "-". */
-void np_bench_engines(unsigned int engines, char *buf, size_t len);
-
 /*
  * bench_np.c, for the benchmarks that call libnumaplace (not kvquery).
  *
@@ -140,6 +137,8 @@ struct numaplace_info;
 uint64_t np_bench_probe(struct numaplace_info *info, unsigned int cmd,
 			uint64_t features, const char *what, const char *rows,
 			int *err);
+/* The engines of NUMAPLACE_ENGINE_* bits @engines as "kernel+pt", or "-". */
+void np_bench_engines(unsigned int engines, char *buf, size_t len);
 /* 1, after a line starting "@name: ", if node @src or @dst has no memory. */
 int np_bench_nodes_missing(const struct numaplace_info *info, int src,
 			   int dst, const char *name);

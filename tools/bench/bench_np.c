@@ -38,3 +38,18 @@ int np_bench_nodes_missing(const struct numaplace_info *info, int src,
 	printf("%s: nodes %d and %d need memory\n", name, src, dst);
 	return 1;
 }
+
+void np_bench_engines(unsigned int engines, char *buf, size_t len)
+{
+	size_t off = 0;
+	unsigned int i;
+
+	buf[0] = 0;
+	for (i = 0; i < 32 && off < len; i++)
+		if ((engines & 1U << i) && numaplace_engine_name(1U << i))
+			off += snprintf(buf + off, len - off, "%s%s",
+					off ? "+" : "",
+					numaplace_engine_name(1U << i));
+	if (!off)
+		snprintf(buf, len, "-");
+}
