@@ -34,8 +34,9 @@ pkgs+=(flex bison bc libelf-dev libssl-dev)
 # The kernels of other Debian releases (scripts/kernel-fetch) and their
 # build roots (below).
 pkgs+=(debootstrap file)
-# make deb (debian/) and its install check (scripts/deb-check).
-pkgs+=(dpkg-dev debhelper dh-dkms dkms)
+# make deb (debian/) and its install check (scripts/deb-check; its
+# systemd-analyze verify of the tiering daemon's unit).
+pkgs+=(dpkg-dev debhelper dh-dkms dkms systemd)
 # The kernel's netlink code generator (ynl-gen-c.py, make genl-gen and
 # make check's genl-check) and the JSON schema check of the spec.
 pkgs+=(python3 python3-yaml python3-jsonschema)
