@@ -341,16 +341,15 @@ static long np_tier_read_vmas(int pid, struct np_tier_vma **out)
 {
 	unsigned long long start, end;
 	struct np_tier_vma *v = NULL, *grown;
-	char path[64], line[NP_TIER_MAPS_LINE], perms[8];
+	char line[NP_TIER_MAPS_LINE], perms[8];
 	size_t nr = 0, cap = 0;
 	bool rest = false;
 	int name;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = fopen(path, "re");
+	f = np_tier_proc_open(pid, "maps");
 	if (!f)
-		return errno == ENOENT ? -ESRCH : -errno;
+		return -errno;
 	while (fgets(line, sizeof(line), f)) {
 		/* The rest of a line longer than the buffer (a long path). */
 		bool cont = rest;
