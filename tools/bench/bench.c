@@ -74,6 +74,15 @@ int np_bench_bind(int node)
 		       NUMAPLACE_MAX_NODES + 1) ? -errno : 0;
 }
 
+void np_bench_bind_say(int node, const char *who)
+{
+	int ret = np_bench_bind(node);
+
+	if (ret)
+		fprintf(stderr, "%s: set_mempolicy(MPOL_BIND, node %d): %s\n",
+			who, node, strerror(-ret));
+}
+
 size_t np_bench_off_node(void **pages, size_t n, int *status,
 			 const int *want, int node, const char *tag,
 			 const char *variant, const char *what)

@@ -33,6 +33,12 @@ void np_bench_balancing_restore(const char *old);
  * policy with a negative @node. 0 or -errno.
  */
 int np_bench_bind(int node);
+/*
+ * np_bench_bind(@node) for a buffer about to be faulted in there: a
+ * failure is said ("@who: set_mempolicy(MPOL_BIND, ...)") and the run
+ * goes on, its pages wherever the kernel puts them.
+ */
+void np_bench_bind_say(int node, const char *who);
 
 /*
  * Where the @n @pages are, by move_pages(2)'s query into @status: how

@@ -558,7 +558,6 @@ static size_t np_check_data(struct np_bench *b, const char *what)
 static int np_buffer_create(struct np_bench *b)
 {
 	size_t i;
-	int ret;
 
 	if (b->map)
 		munmap(b->map, b->map_len);
@@ -570,10 +569,7 @@ static int np_buffer_create(struct np_bench *b)
 			      &b->map_len);
 	if (!b->buf)
 		return -1;
-	ret = np_bench_bind(NP_SRC_NODE);
-	if (ret)
-		fprintf(stderr, "bench: set_mempolicy(MPOL_BIND, node %d): %s\n",
-			NP_SRC_NODE, strerror(-ret));
+	np_bench_bind_say(NP_SRC_NODE, "bench");
 	np_fill(b);
 	np_bench_bind(-1);
 	for (i = 0; i < b->nr_pages; i++)

@@ -452,7 +452,6 @@ static int np_stall_setup(struct np_stall *s, size_t len, int thp,
 {
 	uint64_t *words;
 	size_t i, per_page;
-	int ret;
 
 	memset(s, 0, sizeof(*s));
 	s->len = len;
@@ -473,10 +472,7 @@ static int np_stall_setup(struct np_stall *s, size_t len, int thp,
 			      &s->map, &s->map_len);
 	if (!s->buf)
 		return -1;
-	ret = np_bench_bind(NP_SRC_NODE);
-	if (ret)
-		fprintf(stderr, "stall: set_mempolicy(MPOL_BIND, node %d): %s\n",
-			NP_SRC_NODE, strerror(-ret));
+	np_bench_bind_say(NP_SRC_NODE, "stall");
 	words = (uint64_t *)s->buf;
 	per_page = s->page_size / sizeof(*words);
 	for (i = 0; i < len / sizeof(*words); i++)

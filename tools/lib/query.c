@@ -166,14 +166,6 @@ static long np_move_pages_move(int pid, unsigned long count, void **pages,
 	int saved_errno = errno, err, fd;
 	long ret;
 
-	if (np_move_pages_direct(count, pages, status, np_migrate_feature_mask) ||
-	    np_syscall_flushes_less(pid, np_migrate_feature_mask()))
-		return np_sys_move_pages(pid, count, pages, nodes, status,
-					 flags);
-	ret = np_move_pages_precheck(pid, flags);
-	if (ret)
-		return ret;
-
 	memset(&m, 0, sizeof(m));
 	m.size = sizeof(m);
 	m.flags = NUMAPLACE_MIGRATE_PAGES | NUMAPLACE_MIGRATE_AS_SYSCALL;
@@ -216,25 +208,12 @@ static long np_move_pages_move(int pid, unsigned long count, void **pages,
 	return -1;
 }
 
-NP_EXPORT long numaplace_move_pages(int pid, unsigned long count,
-				    void **pages, const int *nodes,
-				    int *status, int flags)
+/* move_pages(2) in query mode (no @nodes) through NUMAPLACE_IOC_QUERY. */
+static long np_move_pages_query(int pid, unsigned long count, void **pages,
+				int *status, int flags)
 {
 	struct numaplace_query q;
 	int saved_errno = errno;
-	long ret;
-
-	if (nodes)
-		return np_move_pages_move(pid, count, pages, nodes, status,
-					  flags);
-
-	/* np_query_features is set only with NUMAPLACE_FEAT_QUERY. */
-	if (np_move_pages_direct(count, pages, status, np_query_feature_mask))
-		return np_sys_move_pages(pid, count, pages, nodes, status,
-					 flags);
-	ret = np_move_pages_precheck(pid, flags);
-	if (ret)
-		return ret;
 
 	memset(&q, 0, sizeof(q));
 	q.size = sizeof(q);
@@ -249,10 +228,33 @@ NP_EXPORT long numaplace_move_pages(int pid, unsigned long count,
 	}
 	if (np_query_fallback(errno, pid)) {
 		errno = saved_errno;
-		return np_sys_move_pages(pid, count, pages, nodes, status,
+		return np_sys_move_pages(pid, count, pages, NULL, status,
 					 flags);
 	}
 	return -1;
+}
+
+NP_EXPORT long numaplace_move_pages(int pid, unsigned long count,
+				    void **pages, const int *nodes,
+				    int *status, int flags)
+{
+	/* np_query_features is set only with NUMAPLACE_FEAT_QUERY. */
+	__u64 (*mask)(void) = nodes ? np_migrate_feature_mask :
+				      np_query_feature_mask;
+	long ret;
+
+	/* What the module does not answer, or moves with more TLB flushes. */
+	if (np_move_pages_direct(count, pages, status, mask) ||
+	    (nodes && np_syscall_flushes_less(pid, mask())))
+		return np_sys_move_pages(pid, count, pages, nodes, status,
+					 flags);
+	ret = np_move_pages_precheck(pid, flags);
+	if (ret)
+		return ret;
+	if (nodes)
+		return np_move_pages_move(pid, count, pages, nodes, status,
+					  flags);
+	return np_move_pages_query(pid, count, pages, status, flags);
 }
 
 static void np_query_range_init(struct numaplace_query *q, int pid,

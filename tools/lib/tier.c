@@ -17,6 +17,7 @@
 
 #include <linux/mempolicy.h>
 
+#include "array.h"
 #include "lib.h"
 #include "tier.h"
 
@@ -120,27 +121,6 @@ static bool np_tier_mask_empty(const __u64 *m)
 		if (m[i])
 			return false;
 	return true;
-}
-
-/*
- * Room for one entry more in @v, an array of @nr entries of @size bytes
- * with room for *@cap: doubled when full (@first entries the first
- * time), *@cap updated. The array, moved or not; NULL (and @v as it was)
- * when out of memory. The CLI's np_array_grow(), for the library.
- */
-static void *np_tier_grow(void *v, size_t *cap, size_t nr, size_t size,
-			  size_t first)
-{
-	size_t n = *cap ? 2 * *cap : first;
-
-	if (nr < *cap)
-		return v;
-	if (n < *cap || n > SIZE_MAX / size)
-		return NULL;
-	v = realloc(v, n * size);
-	if (v)
-		*cap = n;
-	return v;
 }
 
 NP_EXPORT void numaplace_tier_period_add(struct numaplace_tier_period *to,
@@ -361,16 +341,15 @@ static long np_tier_read_vmas(int pid, struct np_tier_vma **out)
 {
 	unsigned long long start, end;
 	struct np_tier_vma *v = NULL, *grown;
-	char path[64], line[NP_TIER_MAPS_LINE], perms[8];
+	char line[NP_TIER_MAPS_LINE], perms[8];
 	size_t nr = 0, cap = 0;
 	bool rest = false;
 	int name;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = fopen(path, "re");
+	f = np_tier_proc_open(pid, "maps");
 	if (!f)
-		return errno == ENOENT ? -ESRCH : -errno;
+		return -errno;
 	while (fgets(line, sizeof(line), f)) {
 		/* The rest of a line longer than the buffer (a long path). */
 		bool cont = rest;
@@ -384,8 +363,8 @@ static long np_tier_read_vmas(int pid, struct np_tier_vma **out)
 			continue;
 		if (!strncmp(perms, "---", 3) || !strncmp(line + name, "[v", 2))
 			continue;
-		grown = np_tier_grow(v, &cap, nr, sizeof(*v),
-				     NP_TIER_VMAS_FIRST);
+		grown = np_array_grow(v, &cap, nr, sizeof(*v),
+				      NP_TIER_VMAS_FIRST);
 		if (!grown) {
 			free(v);
 			fclose(f);
@@ -425,8 +404,8 @@ NP_EXPORT int numaplace_tier_add(struct numaplace_tier *t, int pid)
 	free(vmas);
 	if (ret)
 		return ret;
-	grown = np_tier_grow(t->targets, &t->cap_targets, t->nr_targets,
-			     sizeof(*grown), NP_TIER_TARGETS_FIRST);
+	grown = np_array_grow(t->targets, &t->cap_targets, t->nr_targets,
+			      sizeof(*grown), NP_TIER_TARGETS_FIRST);
 	if (!grown)
 		return -ENOMEM;
 	t->targets = grown;
@@ -510,8 +489,8 @@ static int np_tier_chunks_push(struct np_tier_chunks *c,
 {
 	struct np_tier_chunk **grown;
 
-	grown = np_tier_grow(c->v, &c->cap, c->nr, sizeof(*grown),
-			     NP_TIER_CHUNKS_FIRST);
+	grown = np_array_grow(c->v, &c->cap, c->nr, sizeof(*grown),
+			      NP_TIER_CHUNKS_FIRST);
 	if (!grown)
 		return -ENOMEM;
 	c->v = grown;
@@ -555,8 +534,8 @@ static int np_tier_push_move(struct numaplace_tier *t, __u64 addr, __u16 *st,
 {
 	struct np_tier_move *grown;
 
-	grown = np_tier_grow(t->moves, &t->cap_moves, t->nr_moves,
-			     sizeof(*grown), NP_TIER_MOVES_FIRST);
+	grown = np_array_grow(t->moves, &t->cap_moves, t->nr_moves,
+			      sizeof(*grown), NP_TIER_MOVES_FIRST);
 	if (!grown)
 		return -ENOMEM;
 	t->moves = grown;

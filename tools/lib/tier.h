@@ -8,6 +8,7 @@
 #define NUMAPLACE_TIER_PRIV_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <linux/types.h>
 
 #include "numaplace.h"
@@ -157,6 +158,11 @@ int np_tier_read_task_nodes(int pid, const int *cpu_node, int nr_cpus,
  * changes. 0 or -errno (-ESRCH: gone, or a zombie).
  */
 int np_tier_read_identity(int pid, __u64 *start, __u64 *code);
+/*
+ * /proc/@pid/@name open for reading, or NULL with errno set: ESRCH where
+ * the process is gone (ENOENT).
+ */
+FILE *np_tier_proc_open(int pid, const char *name);
 /* The node of each CPU, into a new array of *@nr_cpus entries. */
 int np_tier_read_cpu_nodes(int **cpu_node, int *nr_cpus);
 

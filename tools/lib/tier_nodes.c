@@ -211,17 +211,28 @@ int np_tier_read_cpu_nodes(int **cpu_node, int *nr_cpus)
 	return 0;
 }
 
+FILE *np_tier_proc_open(int pid, const char *name)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", pid, name);
+	f = fopen(path, "re");
+	if (!f && errno == ENOENT)
+		errno = ESRCH;
+	return f;
+}
+
 /* "Mems_allowed_list:\t0-1" of /proc/PID/status into @mems. */
 static int np_tier_read_mems(int pid, __u64 *mems)
 {
-	char path[64], line[NP_TIER_LINE];
+	char line[NP_TIER_LINE];
 	int ret = -EIO;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "re");
+	f = np_tier_proc_open(pid, "status");
 	if (!f)
-		return errno == ENOENT ? -ESRCH : -errno;
+		return -errno;
 	while (fgets(line, sizeof(line), f)) {
 		if (strncmp(line, "Mems_allowed_list:", 18))
 			continue;

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdio.h>
 
+#include "array.h"
 #include "numaplace.h"
 
 #define NP_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -194,15 +195,6 @@ int np_read_maps(const char *who, int pid, np_maps_cb cb, void *data);
  */
 int np_read_range_maps(const char *who, int pid, const struct np_range *r,
 		       np_maps_cb cb, void *data);
-
-/*
- * Room for one entry more in @v, an array of @nr entries of @size bytes
- * with room for *@cap: doubled when full (@first entries the first
- * time), *@cap updated. The array, moved or not; NULL (and @v as it was)
- * when out of memory.
- */
-void *np_array_grow(void *v, size_t *cap, size_t nr, size_t size,
-		    size_t first);
 
 /* A bit and its name, for masks printed as names. */
 struct np_bit_name {

@@ -119,6 +119,14 @@ static void np_tier_print_nodes(struct np_out *o, const char *key,
 	np_out_close(o);
 }
 
+/* A counter: " KEY N" as text, "KEY": N in JSON. */
+static void np_tier_print_count(struct np_out *o, const char *key,
+				unsigned long long v)
+{
+	np_print_text(o, " %s", key);
+	np_print_uint(o, NP_PRINT_ANY, key, " %llu", v);
+}
+
 void np_tier_print(struct np_tier_out *out, unsigned long nr,
 		   const struct numaplace_tier_period *p)
 {
@@ -131,34 +139,25 @@ void np_tier_print(struct np_tier_out *out, unsigned long nr,
 	np_print_uint(&o, NP_PRINT_JSON, "period", NULL, nr);
 	np_print_time(&o, NP_PRINT_ANY, "time", "%s", &tv);
 	np_print_uint(&o, NP_PRINT_TEXT, NULL, " period %llu", nr);
-	np_print_uint(&o, NP_PRINT_ANY, "targets", " targets %llu",
-		      p->nr_targets);
-	np_print_uint(&o, NP_PRINT_ANY, "scanned", " scanned %llu",
-		      p->nr_scanned);
-	np_print_uint(&o, NP_PRINT_ANY, "young", " young %llu", p->nr_young);
-	np_print_uint(&o, NP_PRINT_ANY, "hot", " hot %llu", p->nr_hot);
-	np_print_uint(&o, NP_PRINT_ANY, "cold", " cold %llu", p->nr_cold);
+	np_tier_print_count(&o, "targets", p->nr_targets);
+	np_tier_print_count(&o, "scanned", p->nr_scanned);
+	np_tier_print_count(&o, "young", p->nr_young);
+	np_tier_print_count(&o, "hot", p->nr_hot);
+	np_tier_print_count(&o, "cold", p->nr_cold);
 	np_tier_print_nodes(&o, "promoted", out->fast, p->nr_promoted);
 	np_tier_print_nodes(&o, "demoted", out->slow, p->nr_demoted);
-	np_print_uint(&o, NP_PRINT_ANY, "failed", " failed %llu", p->nr_failed);
-	np_print_uint(&o, NP_PRINT_ANY, "held", " held %llu", p->nr_held);
-	np_print_uint(&o, NP_PRINT_ANY, "limited", " limited %llu",
-		      p->nr_limited);
-	np_print_uint(&o, NP_PRINT_ANY, "no_room", " no_room %llu",
-		      p->nr_no_room);
-	np_print_uint(&o, NP_PRINT_ANY, "scan_failed", " scan_failed %llu",
-		      p->nr_scan_failed);
+	np_tier_print_count(&o, "failed", p->nr_failed);
+	np_tier_print_count(&o, "held", p->nr_held);
+	np_tier_print_count(&o, "limited", p->nr_limited);
+	np_tier_print_count(&o, "no_room", p->nr_no_room);
+	np_tier_print_count(&o, "scan_failed", p->nr_scan_failed);
 	if (p->scan_error)
 		np_print_str(&o, NP_PRINT_ANY, "scan_error", " (%s)",
 			     strerror(-p->scan_error));
-	np_print_uint(&o, NP_PRINT_ANY, "ping_pong", " ping_pong %llu",
-		      p->nr_ping_pong);
-	np_print_uint(&o, NP_PRINT_ANY, "moved_3", " moved_3 %llu",
-		      p->nr_moved_3);
-	np_print_uint(&o, NP_PRINT_ANY, "tracked", " tracked %llu",
-		      p->nr_tracked);
-	np_print_uint(&o, NP_PRINT_ANY, "state_bytes", " state_bytes %llu",
-		      p->state_bytes);
+	np_tier_print_count(&o, "ping_pong", p->nr_ping_pong);
+	np_tier_print_count(&o, "moved_3", p->nr_moved_3);
+	np_tier_print_count(&o, "tracked", p->nr_tracked);
+	np_tier_print_count(&o, "state_bytes", p->state_bytes);
 	np_print_float(&o, NP_PRINT_ANY, "scan_ms", " scan_ms %.1f", 3,
 		       p->scan_ns / 1e6);
 	np_print_float(&o, NP_PRINT_ANY, "move_ms", " move_ms %.1f\n", 3,

@@ -252,21 +252,6 @@ int np_read_range_maps(const char *who, int pid, const struct np_range *r,
 	return ret;
 }
 
-void *np_array_grow(void *v, size_t *cap, size_t nr, size_t size,
-		    size_t first)
-{
-	size_t n = *cap ? 2 * *cap : first;
-
-	if (nr < *cap)
-		return v;
-	if (n < *cap || n > SIZE_MAX / size)
-		return NULL;
-	v = realloc(v, n * size);
-	if (v)
-		*cap = n;
-	return v;
-}
-
 const struct np_bit_name np_engine_bit_names[NP_NR_ENGINES] = {
 	{ NUMAPLACE_ENGINE_KERNEL, "kernel" },
 	{ NUMAPLACE_ENGINE_VMA, "vma" },

@@ -10,30 +10,30 @@
 #include "kselftest_harness.h"
 #include "numaplace.h"
 
+/* Every engine bit of the uapi. */
+#define NP_ALL_ENGINES	(NUMAPLACE_ENGINE_KERNEL | NUMAPLACE_ENGINE_VMA | \
+			 NUMAPLACE_ENGINE_BATCH | NUMAPLACE_ENGINE_PT)
+
+/* The engines' names by bit, the lowest first (the spec's "engine" list). */
+static const char *const want[] = { "kernel", "vma", "batch", "pt" };
+
 TEST(each_engine)
 {
-	static const struct {
-		unsigned int bit;
-		const char *name;
-	} want[] = {
-		{ NUMAPLACE_ENGINE_KERNEL, "kernel" },
-		{ NUMAPLACE_ENGINE_VMA, "vma" },
-		{ NUMAPLACE_ENGINE_BATCH, "batch" },
-		{ NUMAPLACE_ENGINE_PT, "pt" },
-	};
+	const unsigned int nr = sizeof(want) / sizeof(want[0]);
 
-	for (unsigned int i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
-		const char *got = numaplace_engine_name(want[i].bit);
+	/* The uapi's engines are the low bits, one for each name above. */
+	ASSERT_EQ((1U << nr) - 1, NP_ALL_ENGINES);
+	for (unsigned int b = 0; b < nr; b++) {
+		const char *got = numaplace_engine_name(1U << b);
 
 		ASSERT_NE(NULL, got);
-		EXPECT_STREQ(want[i].name, got);
+		EXPECT_STREQ(want[b], got);
 	}
 }
 
 TEST(not_one_engine)
 {
-	unsigned int all = NUMAPLACE_ENGINE_KERNEL | NUMAPLACE_ENGINE_VMA |
-			   NUMAPLACE_ENGINE_BATCH | NUMAPLACE_ENGINE_PT;
+	unsigned int all = NP_ALL_ENGINES;
 
 	EXPECT_EQ(NULL, numaplace_engine_name(0));
 	EXPECT_EQ(NULL, numaplace_engine_name(NUMAPLACE_ENGINE_KERNEL |
