@@ -21,6 +21,12 @@ static const int np_fail_errnos[NUMAPLACE_FAIL_OTHER] = {
 	[NUMAPLACE_FAIL_ENOENT] = ENOENT,
 };
 
+NP_EXPORT int numaplace_fail_errno(int reason)
+{
+	return reason >= 0 && reason < NUMAPLACE_FAIL_OTHER ?
+	       np_fail_errnos[reason] : 0;
+}
+
 NP_EXPORT int numaplace_fail_reason(int status)
 {
 	int r;

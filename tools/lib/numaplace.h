@@ -138,6 +138,13 @@ void numaplace_migrate_add(struct numaplace_migrate *to,
 int numaplace_fail_reason(int status);
 
 /*
+ * The positive errno that failure reason @reason (NUMAPLACE_FAIL_*) counts,
+ * as the module's STATS_GET names it; 0 for NUMAPLACE_FAIL_OTHER and any
+ * other value.
+ */
+int numaplace_fail_errno(int reason);
+
+/*
  * The name of the engine of NUMAPLACE_ENGINE_* bit @engine ("kernel",
  * "vma", "batch", "pt": the netlink spec's names, as numaplace(1) and the
  * counters use them), or NULL when @engine is not one engine's bit.

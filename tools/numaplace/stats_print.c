@@ -21,9 +21,6 @@ static const char *const np_phase_names[NUMAPLACE_PHASE_MAX] = {
 	[NUMAPLACE_PHASE_RESOLVE] = "resolve",
 };
 
-/* The errnos the module counts failures for, always exported. */
-static const int np_fail_errnos[] = { ENOMEM, EBUSY, EACCES, EFAULT, ENOENT };
-
 /* Prometheus families, in the order they print. */
 enum {
 	NP_F_QUERY_CALLS, NP_F_QUERY_PAGES, NP_F_QUERY_RUNS, NP_F_ACCESS_CALLS,
@@ -213,23 +210,21 @@ static void np_st_emit_fails(struct np_out *o, const struct np_st *st,
 	struct np_label l = { "errno", NULL };
 	char b[32];
 	unsigned int i;
-	size_t k;
+	int r;
 
+	/* The errnos the module counts failures for, always exported. */
 	np_out_obj_open(o, "failed_pages", 0);
-	for (k = 0; k < NP_ARRAY_SIZE(np_fail_errnos); k++) {
-		f = np_st_find_fail(st, np_fail_errnos[k]);
-		pf = np_st_find_fail(prev, np_fail_errnos[k]);
-		l.value = np_fail_name(np_fail_errnos[k], b, sizeof(b));
+	for (r = 0; r < NUMAPLACE_FAIL_OTHER; r++) {
+		f = np_st_find_fail(st, numaplace_fail_errno(r));
+		pf = np_st_find_fail(prev, numaplace_fail_errno(r));
+		l.value = np_fail_name(numaplace_fail_errno(r), b, sizeof(b));
 		np_print_u64(o, &np_st_metrics[NP_M_FAILED], &l, 1,
 			     f ? f->pages : 0, np_fail_prev(prev, pf),
 			     f ? 0 : NP_OUT_PROM_ONLY);
 	}
 	for (i = 0; i < st->nr_fail; i++) {
 		f = &st->fail[i];
-		for (k = 0; k < NP_ARRAY_SIZE(np_fail_errnos); k++)
-			if ((int)f->err == np_fail_errnos[k])
-				break;
-		if (k < NP_ARRAY_SIZE(np_fail_errnos))
+		if (numaplace_fail_reason(-(int)f->err) != NUMAPLACE_FAIL_OTHER)
 			continue;
 		pf = np_st_find_fail(prev, f->err);
 		l.value = np_fail_name(f->err, b, sizeof(b));

@@ -3,7 +3,8 @@
  * A unit test of libnumaplace, run on the build host (no module, no
  * guest; tools/vm/check --unit, in make check): the nr_failed[] slot
  * numaplace_fail_reason() gives each status, against the slots the uapi
- * header names (uapi/linux/numaplace.h, enum numaplace_fail).
+ * header names (uapi/linux/numaplace.h, enum numaplace_fail), and the
+ * errno numaplace_fail_errno() gives each slot back.
  */
 #include <errno.h>
 #include <linux/types.h>
@@ -32,6 +33,24 @@ TEST(other_statuses)
 			TH_LOG("status %d", others[i]);
 		}
 	}
+}
+
+/* numaplace_fail_errno() is numaplace_fail_reason()'s inverse. */
+TEST(errno_of_reason)
+{
+	for (int r = 0; r < NUMAPLACE_FAIL_OTHER; r++) {
+		int e = numaplace_fail_errno(r);
+
+		EXPECT_LT(0, e) {
+			TH_LOG("reason %d", r);
+		}
+		EXPECT_EQ(r, numaplace_fail_reason(-e)) {
+			TH_LOG("reason %d, errno %d", r, e);
+		}
+	}
+	EXPECT_EQ(0, numaplace_fail_errno(NUMAPLACE_FAIL_OTHER));
+	EXPECT_EQ(0, numaplace_fail_errno(NUMAPLACE_FAIL_MAX));
+	EXPECT_EQ(0, numaplace_fail_errno(-1));
 }
 
 TEST_HARNESS_MAIN
