@@ -619,7 +619,14 @@ static int np_tier_plan_leaf(struct numaplace_tier *t,
 				 &c->st[first], nr, to, promote);
 }
 
-/* Pages [first, first + nr) of a run (@kind, on @node), in chunk @c. */
+/*
+ * Pages [first, first + nr) of a run (@kind, on @node), in chunk @c. A
+ * page's next state, class and hold depend on its state and the run's
+ * young bit alone: a page whose state is its predecessor's gets the
+ * predecessor's answers without working them out again (a hot or cold
+ * stretch has one state, so a run costs one update, then a compare and
+ * a store a page).
+ */
 static int np_tier_scan_pages(struct numaplace_tier *t,
 			      struct np_tier_target *tg,
 			      struct np_tier_chunk *c, unsigned int first,
@@ -631,8 +638,9 @@ static int np_tier_scan_pages(struct numaplace_tier *t,
 	bool slow = np_tier_isset(t->slow, node);
 	bool fast = np_tier_isset(t->fast, node);
 	struct numaplace_tier_period *out = t->out;
-	enum np_tier_class cls;
-	__u16 *st;
+	enum np_tier_class cls = NP_TIER_WARM;
+	__u16 *st, was = 0, now = 0;
+	bool held = false;
 	int ret;
 
 	out->nr_scanned += nr;
@@ -640,7 +648,12 @@ static int np_tier_scan_pages(struct numaplace_tier *t,
 		out->nr_young += nr;
 	for (i = first; i < first + nr; i++) {
 		st = &c->st[i];
-		*st = np_tier_page_scan(*st, young, &t->p, &cls);
+		if (i == first || *st != was) {
+			was = *st;
+			now = np_tier_page_scan(was, young, &t->p, &cls);
+			held = np_tier_page_held(now, t->p.hold_scans);
+		}
+		*st = now;
 		if (cls == NP_TIER_HOT) {
 			out->nr_hot++;
 			if (!slow)
@@ -652,7 +665,7 @@ static int np_tier_scan_pages(struct numaplace_tier *t,
 		} else {
 			continue;
 		}
-		if (np_tier_page_held(*st, t->p.hold_scans)) {
+		if (held) {
 			out->nr_held++;
 			continue;
 		}
