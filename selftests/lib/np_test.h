@@ -68,6 +68,17 @@ int np_get_info(int fd, struct numaplace_info *info);
 int np_kernel_is_new(void);
 
 /*
+ * The kernel's text, read through /proc/kallsyms and /proc/kcore (root),
+ * for what the module's ksyms.c decides under IBT (np_ksym.c).
+ * np_kernel_ibt(): 1 if the kernel is built with IBT (an address-taken
+ * function starts with ENDBR64), 0 if not, -errno if the text cannot be
+ * read. np_ksym_endbr(): 1 if @name starts with ENDBR64 (callable
+ * indirectly under IBT), 0 if sealed or absent, -errno as above.
+ */
+int np_kernel_ibt(void);
+int np_ksym_endbr(const char *name);
+
+/*
  * The kernel's own system call, not through syscall(3): a library the
  * test links (libnumaplace's preload shim) may interpose syscall() and
  * move_pages(), and the oracle must be the kernel. Returns the kernel's
