@@ -42,16 +42,7 @@
  * setup: 0, or -1 after a SKIP(); a failed step fails the test.
  */
 #define NP_MIG_SETUP(fd, c, info)					\
-	({								\
-		char _why[160];						\
-		int _ret = np_mig_open(fd, c, info, _why, sizeof(_why));	\
-									\
-		if (_ret > 0)						\
-			SKIP(, "%s", _why);				\
-		else							\
-			ASSERT_EQ(0, _ret) TH_LOG("%s", _why);		\
-		_ret ? -1 : 0;						\
-	})
+	NP_OPEN_SETUP(np_mig_open, fd, c, info)
 
 /* ---- Layouts of every page kind, built twice identically (migrate_lay.c) */
 enum np_seg {

@@ -516,6 +516,23 @@ int np_open_info(int *fd, struct numaplace_info *info, char *why,
 		 size_t len);
 
 /*
+ * In a fixture's setup, a call @open(..., why, len) that answers as
+ * np_open_info() (np_query_open(), np_mig_open()): 0, or -1 after a SKIP
+ * (it answered 1) or a failed step (it answered -errno; @why says which).
+ */
+#define NP_OPEN_SETUP(open, ...)					\
+	({								\
+		char _why[160];						\
+		int _ret = open(__VA_ARGS__, _why, sizeof(_why));	\
+									\
+		if (_ret > 0)						\
+			SKIP(, "%s", _why);				\
+		else							\
+			ASSERT_EQ(0, _ret) TH_LOG("%s", _why);		\
+		_ret ? -1 : 0;						\
+	})
+
+/*
  * np_ctx_init() for @fd and the caller itself, NUMA balancing off (its
  * scanner would make PROT_NONE hints at random moments). 0 or -errno
  * (said in @why).
@@ -901,16 +918,7 @@ int np_query_open(int *fd, struct np_ctx *c, struct numaplace_info *info,
 
 /* np_query_open() in a fixture's setup: 0, or -1 after a SKIP or failure. */
 #define NP_QUERY_SETUP(fd, c, info)					\
-	({								\
-		char _why[160];						\
-		int _ret = np_query_open(fd, c, info, _why, sizeof(_why)); \
-									\
-		if (_ret > 0)						\
-			SKIP(, "%s", _why);				\
-		else							\
-			ASSERT_EQ(0, _ret) TH_LOG("%s", _why);		\
-		_ret ? -1 : 0;						\
-	})
+	NP_OPEN_SETUP(np_query_open, fd, c, info)
 
 /*
  * A fixture @name with the device open for QUERY (fd, c, info); its setup
