@@ -37,6 +37,13 @@
 			SKIP(return, "not in NP_ONLY");			\
 	} while (0)
 
+/* In a teardown: how long the test took since @t0 (ms), unless skipped. */
+#define NP_TOOK(t0)							\
+	do {								\
+		if (!_metadata->skip)					\
+			ksft_print_msg("took %ld ms\n", np_mono_ms() - (t0)); \
+	} while (0)
+
 /*
  * The device, MIGRATE, root, nodes 0 and 1 (np_mig_open()) in a fixture's
  * setup: 0, or -1 after a SKIP(); a failed step fails the test.
@@ -284,9 +291,7 @@ void np_hp_restore(long *orig);
 									\
 	FIXTURE_TEARDOWN(name)						\
 	{								\
-		if (!_metadata->skip)					\
-			ksft_print_msg("took %ld ms\n",			\
-				       np_mono_ms() - self->t0);	\
+		NP_TOOK(self->t0);					\
 		if (self->kid > 0) {					\
 			kill(self->kid, SIGKILL);			\
 			waitpid(self->kid, NULL, 0);			\
@@ -403,9 +408,7 @@ size_t np_count_s32(const __s32 *a, size_t n, __s32 v);
 									\
 	FIXTURE_TEARDOWN(name)						\
 	{								\
-		if (!_metadata->skip)					\
-			ksft_print_msg("took %ld ms\n",			\
-				       np_mono_ms() - self->t0);	\
+		NP_TOOK(self->t0);					\
 		np_kids_kill(&self->kids);				\
 		if (self->cg[0])					\
 			rmdir(self->cg);				\
