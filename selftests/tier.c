@@ -189,13 +189,10 @@ static int np_tr_steps(struct numaplace_tier *t, int n,
 static int np_tr_ready(struct __test_metadata *_metadata)
 {
 	struct numaplace_info info;
-	char why[160];
-	int fd, ret;
+	int fd;
 
-	ret = np_open_info(&fd, &info, why, sizeof(why));
-	if (ret > 0)
-		SKIP(return 1, "%s", why);
-	ASSERT_EQ(0, ret) TH_LOG("%s", why);
+	if (NP_OPEN_SETUP(np_open_info, &fd, &info))
+		return 1;
 	close(fd);
 	if (!(info.features & NUMAPLACE_FEAT_ACCESS))
 		SKIP(return 1, "no access scan (features %#llx)",

@@ -516,9 +516,10 @@ int np_open_info(int *fd, struct numaplace_info *info, char *why,
 		 size_t len);
 
 /*
- * In a fixture's setup, a call @open(..., why, len) that answers as
- * np_open_info() (np_query_open(), np_mig_open()): 0, or -1 after a SKIP
- * (it answered 1) or a failed step (it answered -errno; @why says which).
+ * In a fixture's setup or a test, a call @open(..., why, len) that
+ * answers as np_open_info() (np_query_open(), np_mig_open()): 0, or -1
+ * after a SKIP (it answered 1) or a failed step (it answered -errno; @why
+ * says which).
  */
 #define NP_OPEN_SETUP(open, ...)					\
 	({								\
