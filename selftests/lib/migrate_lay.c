@@ -527,6 +527,34 @@ long np_hp_fill_node(int node, long *orig)
 	return got < 0 ? -EIO : got;
 }
 
+char *np_full_src(size_t n, __u64 g)
+{
+	char *p = np_pmd_map(n * psz, 0);
+	int err;
+
+	if (!p)
+		return NULL;
+	np_mempolicy(MPOL_BIND, 0);
+	np_fill(p, n, g);
+	np_mempolicy(MPOL_DEFAULT, -1);
+	if (mlock(p, n * psz)) {
+		err = errno;
+		munmap(p, n * psz);
+		errno = err;
+		return NULL;
+	}
+	return p;
+}
+
+size_t np_full_src_free(char *p, size_t n, __u64 g, size_t *first)
+{
+	size_t bad = np_fill_bad(p, n, g, first);
+
+	munlock(p, n * psz);
+	munmap(p, n * psz);
+	return bad;
+}
+
 int np_mig_open(int *fd, struct np_ctx *c, struct numaplace_info *info,
 		char *why, size_t len)
 {

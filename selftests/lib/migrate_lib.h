@@ -177,6 +177,19 @@ long np_hp_fill_node(int node, long *orig);
 	} while (0)
 
 /*
+ * What a full node 1 is asked to take: @n pages on node 0 stamped with
+ * np_fill(p, n, @g), mlocked (reclaim on node 1 cannot swap out what
+ * moved). NULL with errno when a step failed.
+ */
+char *np_full_src(size_t n, __u64 g);
+
+/*
+ * The pages of np_full_src() that no longer hold @g (np_fill_bad(), the
+ * first into @first); then they are unlocked and unmapped.
+ */
+size_t np_full_src_free(char *p, size_t n, __u64 g, size_t *first);
+
+/*
  * The device, MIGRATE, root, nodes 0 and 1; NUMA balancing off and the
  * huge pages a killed test left changed put back. 0; 1 with the reason to
  * skip in @why; or -errno with the step that failed in @why.
