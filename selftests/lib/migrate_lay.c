@@ -228,6 +228,23 @@ int np_proc_state(pid_t pid)
 	return p && p[1] == ' ' ? p[2] : 0;
 }
 
+pid_t np_zombie(void)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (!pid)
+		_exit(0);
+	for (int i = 0; i < 200 && np_proc_state(pid) != 'Z'; i++)
+		usleep(10000);
+	if (np_proc_state(pid) != 'Z') {
+		waitpid(pid, NULL, 0);
+		return -1;
+	}
+	return pid;
+}
+
 /* ------------------------------------------------------------------ */
 /* Layouts of every page kind, built twice identically.               */
 /* ------------------------------------------------------------------ */

@@ -131,6 +131,12 @@ int np_child_device(uid_t uid, int fd);
 /* Read @pid's stat state letter, or 0. */
 int np_proc_state(pid_t pid);
 
+/*
+ * A child that exited and is not reaped (the caller waitpid()s it): its
+ * pid once its state is 'Z' (2 s at most), or -1.
+ */
+pid_t np_zombie(void);
+
 void np_lay_free(struct np_lay *l);
 
 void np_touch_w(char *p, size_t i);

@@ -205,6 +205,23 @@ long np_read_long(const char *path)
 	       strtol(buf, NULL, 0);
 }
 
+int np_bad_pids(int pids[NP_BAD_PIDS])
+{
+	long max = np_read_long("/proc/sys/kernel/pid_max");
+	int pid;
+
+	if (max <= 300)
+		return -1;
+	for (pid = max - 1; pid > 300; pid--)
+		if (kill(pid, 0) && errno == ESRCH)
+			break;
+	pids[0] = pid;
+	pids[1] = -1;
+	pids[2] = INT_MIN;
+	pids[3] = INT_MAX;
+	return 0;
+}
+
 
 void np_migrate_init(struct numaplace_migrate *m, int pid,
 		     __u32 flags, __u32 policy)

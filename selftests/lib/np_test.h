@@ -116,6 +116,15 @@ int np_read_str(const char *path, char *buf, size_t size);
 /* A number from a sysfs/procfs file, or -1. */
 long np_read_long(const char *path);
 
+/* The pids np_bad_pids() gives. */
+#define NP_BAD_PIDS	4
+
+/*
+ * Pids of no process: the highest free one below pid_max (down to 300),
+ * -1, INT_MIN and INT_MAX. 0, or -1 when pid_max is 300 or less.
+ */
+int np_bad_pids(int pids[NP_BAD_PIDS]);
+
 /*
  * ---- The model: what move_pages(2) answers for a page, from /proc ----
  *
