@@ -205,6 +205,17 @@ long np_read_long(const char *path)
 	       strtol(buf, NULL, 0);
 }
 
+void np_vfail(atomic_long *errors, atomic_long *logged, long max,
+	      const char *prefix, const char *fmt, va_list ap)
+{
+	atomic_fetch_add(errors, 1);
+	if (atomic_fetch_add(logged, 1) >= max)
+		return;
+	fprintf(stderr, "# %s", prefix);
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+}
+
 int np_bad_pids(int pids[NP_BAD_PIDS])
 {
 	long max = np_read_long("/proc/sys/kernel/pid_max");

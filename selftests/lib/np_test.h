@@ -11,6 +11,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -115,6 +117,13 @@ int np_read_str(const char *path, char *buf, size_t size);
 
 /* A number from a sysfs/procfs file, or -1. */
 long np_read_long(const char *path);
+
+/*
+ * A failure in a test's thread or child: counted in *@errors; the first
+ * @max (*@logged counts them) printed to stderr, "# " @prefix message.
+ */
+void np_vfail(atomic_long *errors, atomic_long *logged, long max,
+	      const char *prefix, const char *fmt, va_list ap);
 
 /* The pids np_bad_pids() gives. */
 #define NP_BAD_PIDS	4
