@@ -205,6 +205,44 @@ long np_read_long(const char *path)
 	       strtol(buf, NULL, 0);
 }
 
+static const char *const np_ksm_knobs[] = {
+	NP_KSM_RUN,
+	"/sys/kernel/mm/ksm/sleep_millisecs",
+	"/sys/kernel/mm/ksm/pages_to_scan",
+};
+
+int np_ksm_save(struct np_ksm *k)
+{
+	for (int i = 0; i < 3; i++) {
+		int ret = np_read_str(np_ksm_knobs[i], k->saved[i],
+				      sizeof(k->saved[i]));
+
+		if (ret)
+			return ret;
+	}
+	k->changed = 1;
+	return 0;
+}
+
+int np_ksm_fast(void)
+{
+	static const char *const fast[] = { "1", "10", "1000" };
+
+	for (int i = 2; i >= 0; i--) {
+		int ret = np_write_str(np_ksm_knobs[i], fast[i]);
+
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+void np_ksm_restore(struct np_ksm *k)
+{
+	for (int i = 2; k->changed && i >= 0; i--)
+		np_write_str(np_ksm_knobs[i], k->saved[i]);
+}
+
 void np_vfail(atomic_long *errors, atomic_long *logged, long max,
 	      const char *prefix, const char *fmt, va_list ap)
 {

@@ -118,6 +118,26 @@ int np_read_str(const char *path, char *buf, size_t size);
 /* A number from a sysfs/procfs file, or -1. */
 long np_read_long(const char *path);
 
+/* ---- ksmd: run, sleep_millisecs, pages_to_scan ------------------------ */
+
+/* Writable where a test may control ksmd. */
+#define NP_KSM_RUN	"/sys/kernel/mm/ksm/run"
+
+/* ksmd's settings before a test changed them. */
+struct np_ksm {
+	char saved[3][32];
+	int changed;		/* saved: np_ksm_restore() puts them back */
+};
+
+/* Save ksmd's settings into @k: 0, or -errno. */
+int np_ksm_save(struct np_ksm *k);
+
+/* ksmd on and fast (1000 pages every 10 ms): 0, or -errno. */
+int np_ksm_fast(void);
+
+/* Put back what np_ksm_save() saved, if it did. */
+void np_ksm_restore(struct np_ksm *k);
+
 /*
  * A failure in a test's thread or child: counted in *@errors; the first
  * @max (*@logged counts them) printed to stderr, "# " @prefix message.
