@@ -124,13 +124,11 @@ NP_TEST_F(kinds, anon_moved)
 {
 	NP_SKIPPED();
 	const size_t n = 48;
-	char *p = np_pmd_map(n * psz, 0);
+	char *p = np_written_pages(n);
 
 	if (self->other < 0)
 		SKIP(return, "one node with memory");
 	ASSERT_NE(NULL, p);
-	for (size_t i = 0; i < n; i++)
-		np_write_page(p, i);
 	ASSERT_EQ(0, np_move(p, 1, n / 2, 2, self->other));
 	EXPECT_EQ(self->other, np_sys_one(p + psz));
 	EXPECT_EQ(self->node, np_sys_one(p));
@@ -360,11 +358,9 @@ NP_TEST_F(kinds, no_vma_hole)
 {
 	NP_SKIPPED();
 	const size_t n = 48;
-	char *p = np_pmd_map(n * psz, 0);
+	char *p = np_written_pages(n);
 
 	ASSERT_NE(NULL, p);
-	for (size_t i = 0; i < n; i++)
-		np_write_page(p, i);
 	ASSERT_EQ(0, munmap(p + 16 * psz, 16 * psz));
 	EXPECT_EQ(-EFAULT, np_sys_one(p + 20 * psz));
 	NP_CHECK(self, "no_vma_hole", p, n);
@@ -480,10 +476,8 @@ NP_TEST_F(kinds, swap)
 		fclose(f);
 	if (swaps < 2)
 		SKIP(return, "no swap device in the guest (/proc/swaps empty)");
-	p = np_pmd_map(n * psz, 0);
+	p = np_written_pages(n);
 	ASSERT_NE(NULL, p);
-	for (size_t i = 0; i < n; i++)
-		np_write_page(p, i);
 	ASSERT_EQ(0, madvise(p, n / 2 * psz, MADV_PAGEOUT));
 	NP_CHECK(self, "swap", p, n);
 }

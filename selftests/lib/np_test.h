@@ -988,6 +988,9 @@ int np_other_node(const struct numaplace_info *info, int node);
 void np_write_page(char *base, size_t i);
 void np_read_page(char *base, size_t i);
 
+/* @n pages by np_pmd_map() (no THP), each written; NULL on failure. */
+char *np_written_pages(size_t n);
+
 /* The addresses of pages [0, n) of @base. */
 void np_fill_addrs(__u64 *addrs, const char *base, size_t n);
 
