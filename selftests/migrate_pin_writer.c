@@ -408,12 +408,7 @@ TEST_F_TIMEOUT(migrate_pin_writer, read_fixed_pinned, NP_TIMEOUT(60))
 			SKIP(return, "the engine answers EOPNOTSUPP");
 		}
 		ASSERT_EQ(0, ret) TH_LOG("round %ld: %s", rounds, strerror(-ret));
-		EXPECT_EQ(NP_PIN_ALL, m.done);
-		EXPECT_EQ(NP_SENTINEL, st[NP_PIN_ALL]);
-		snprintf(what, sizeof(what), "round %ld", rounds);
-		EXPECT_EQ(0, np_check_mig_counters(&self->c, what, &m, st,
-						   NP_PIN_ALL, 1,
-						   self->allowed));
+		NP_ROUND_DONE(self, m, st, NP_PIN_ALL, rounds, what);
 		engines |= m.engines;
 		for (size_t i = 0; i < NP_PIN_ALL; i++) {
 			int pinned = i >= NP_PIN_HEAD &&

@@ -394,12 +394,7 @@ TEST_F_TIMEOUT(migrate_wp_race, toggled_in_flight, NP_TIMEOUT(60))
 			SKIP(return, "the engine answers EOPNOTSUPP");
 		ASSERT_EQ(0, ret) TH_LOG("round %ld: %s", rounds, strerror(-ret));
 		ASSERT_EQ(0, w.errors) TH_LOG("UFFDIO_WRITEPROTECT or pagemap failed");
-		EXPECT_EQ(NP_WP_PAGES, m.done);
-		EXPECT_EQ(NP_SENTINEL, st[NP_WP_PAGES]);
-		snprintf(what, sizeof(what), "round %ld", rounds);
-		EXPECT_EQ(0, np_check_mig_counters(&self->c, what, &m, st,
-						   NP_WP_PAGES, 1,
-						   self->allowed));
+		NP_ROUND_DONE(self, m, st, NP_WP_PAGES, rounds, what);
 		engines |= m.engines;
 		for (size_t i = 0; i < NP_WP_PAGES; i++) {
 			if (st[i] == node)

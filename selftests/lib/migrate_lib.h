@@ -37,6 +37,22 @@
 			SKIP(return, "not in NP_ONLY");			\
 	} while (0)
 
+/*
+ * A round of a test that migrates its region again and again: the call
+ * answered all @n pages, wrote nothing past st[@n - 1] and its counters
+ * add up (np_check_mig_counters()). @what (a char array) is set to
+ * "round @round", the label of its messages.
+ */
+#define NP_ROUND_DONE(self, m, st, n, round, what)			\
+	do {								\
+		snprintf(what, sizeof(what), "round %ld", (long)(round)); \
+		EXPECT_EQ((n), (m).done) TH_LOG("%s", what);		\
+		EXPECT_EQ(NP_SENTINEL, (st)[n]) TH_LOG("%s", what);	\
+		EXPECT_EQ(0, np_check_mig_counters(&(self)->c, what, &(m), \
+						   (st), (n), 1,	\
+						   (self)->allowed));	\
+	} while (0)
+
 /* In a teardown: how long the test took since @t0 (ms), unless skipped. */
 #define NP_TOOK(t0)							\
 	do {								\
