@@ -761,11 +761,10 @@ unsigned int np_time_scale(void)
 	return k < 1 || k > NP_TIMEOUT_SCALE_MAX ? 1 : k;
 }
 
-pid_t np_fork_ready(int (*fn)(void *arg), void *arg)
+pid_t np_fork_pipe(int *fd)
 {
 	int pfd[2];
 	pid_t pid;
-	char x;
 
 	if (pipe(pfd))
 		return -1;
@@ -775,23 +774,35 @@ pid_t np_fork_ready(int (*fn)(void *arg), void *arg)
 		close(pfd[1]);
 		return -1;
 	}
+	close(pfd[pid ? 1 : 0]);
+	*fd = pfd[pid ? 0 : 1];
+	return pid;
+}
+
+pid_t np_fork_ready(int (*fn)(void *arg), void *arg)
+{
+	pid_t pid;
+	char x;
+	int fd;
+
+	pid = np_fork_pipe(&fd);
+	if (pid < 0)
+		return -1;
 	if (!pid) {
-		close(pfd[0]);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (fn && fn(arg))
 			_exit(1);
-		if (write(pfd[1], "r", 1) != 1)
+		if (write(fd, "r", 1) != 1)
 			_exit(1);
 		for (;;)
 			pause();
 	}
-	close(pfd[1]);
-	if (read(pfd[0], &x, 1) != 1) {
+	if (read(fd, &x, 1) != 1) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		pid = -1;
 	}
-	close(pfd[0]);
+	close(fd);
 	return pid;
 }
 

@@ -497,6 +497,13 @@ long np_mempolicy(int mode, int node);
 long np_mono_ms(void);
 
 /*
+ * fork() with a pipe from the child to its parent: *@fd is the pipe's
+ * write end in the child (fork() answered 0), its read end in the parent
+ * (the child's pid); the other end is closed. -1 on failure.
+ */
+pid_t np_fork_pipe(int *fd);
+
+/*
  * A child that dies with its parent (PR_SET_PDEATHSIG), runs @fn(@arg)
  * when @fn is set (non-zero: it exits before telling), tells its parent
  * through a pipe that it is ready and waits to be killed. Its pid once
