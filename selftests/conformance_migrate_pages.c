@@ -297,14 +297,7 @@ static int cf_migrate_both(const char *what, int pid, char *p,
 FIXTURE(conformance_migrate_pages)
 {
 	int fd;
-	char ksm_saved[3][32];
-	int ksm_changed;
-};
-
-static const char *const cf_ksm[] = {
-	"/sys/kernel/mm/ksm/run",
-	"/sys/kernel/mm/ksm/sleep_millisecs",
-	"/sys/kernel/mm/ksm/pages_to_scan",
+	struct np_ksm ksm;
 };
 
 FIXTURE_SETUP(conformance_migrate_pages)
@@ -315,8 +308,7 @@ FIXTURE_SETUP(conformance_migrate_pages)
 
 FIXTURE_TEARDOWN(conformance_migrate_pages)
 {
-	for (int i = 2; self->ksm_changed && i >= 0; i--)
-		np_write_str(cf_ksm[i], self->ksm_saved[i]);
+	np_ksm_restore(&self->ksm);
 	if (self->fd >= 0)
 		close(self->fd);
 }
@@ -478,19 +470,14 @@ TEST_F_TIMEOUT(conformance_migrate_pages, migrate_pages03_ksm, NP_TIMEOUT(120))
 
 	if (cf_env.b < 0)
 		SKIP(return, "one node with memory");
-	if (!cf_env.root || access(cf_ksm[0], W_OK))
-		SKIP(return, "no KSM control (%s)", cf_ksm[0]);
-	for (int i = 0; i < 3; i++)
-		ASSERT_EQ(0, np_read_str(cf_ksm[i], self->ksm_saved[i],
-					 sizeof(self->ksm_saved[i])));
-	self->ksm_changed = 1;
+	if (!cf_env.root || access(NP_KSM_RUN, W_OK))
+		SKIP(return, "no KSM control (%s)", NP_KSM_RUN);
+	ASSERT_EQ(0, np_ksm_save(&self->ksm));
 	p = cf_pages_on(&c, CF_KSM_PAGES, cf_env.a, 0, 0, 0);
 	ASSERT_NE(NULL, p);
 	memset(p, 0x5a, CF_KSM_PAGES * cf_env.psz);
 	ASSERT_EQ(0, madvise(p, CF_KSM_PAGES * cf_env.psz, MADV_MERGEABLE));
-	ASSERT_EQ(0, np_write_str(cf_ksm[2], "1000"));
-	ASSERT_EQ(0, np_write_str(cf_ksm[1], "10"));
-	ASSERT_EQ(0, np_write_str(cf_ksm[0], "1"));
+	ASSERT_EQ(0, np_ksm_fast());
 	for (int ms = 0; ms < CF_KSM_WAIT_MS; ms += 50) {
 		merged = np_read_long("/sys/kernel/mm/ksm/pages_sharing");
 		if (merged + 1 >= CF_KSM_PAGES)
@@ -508,7 +495,7 @@ TEST_F_TIMEOUT(conformance_migrate_pages, migrate_pages03_ksm, NP_TIMEOUT(120))
 	 * loop while numaplace moved them, a race of the syscall's with
 	 * ksmd, not a difference.
 	 */
-	ASSERT_EQ(0, np_write_str(cf_ksm[0], "0"));
+	ASSERT_EQ(0, np_write_str(NP_KSM_RUN, "0"));
 	for (int loop = 0; loop < CF_KSM_LOOPS; loop++) {
 		uid_t uid = loop % 2 ? 0 : CF_NOBODY;
 		char what[64];

@@ -174,11 +174,8 @@ FIXTURE_SETUP(dma)
 
 	psz = sysconf(_SC_PAGESIZE);
 	self->loaded = false;
-	self->fd = np_open();
-	if (self->fd == -ENOENT)
-		SKIP(return, "no " NUMAPLACE_DEVICE " (module not loaded)");
-	ASSERT_GE(self->fd, 0);
-	ASSERT_EQ(0, np_get_info(self->fd, &self->info));
+	if (NP_OPEN_SETUP(np_open_info, &self->fd, &self->info))
+		return;
 	if (!np_node_isset(self->info.node_memory, 1))
 		SKIP(return, "needs node 1 with memory");
 	if (!(self->info.features & NUMAPLACE_FEAT_MIGRATE_BATCH))

@@ -26,6 +26,13 @@ static void __attribute__((constructor)) genl_stats_page_size(void)
 
 NP_GN_FIXTURE(genl_stats);
 
+/* Skip a test whose feature the module has not: "no @feat". */
+#define GN_NEED(feat)							\
+	do {								\
+		if (!(self->g.info.features & (feat)))			\
+			SKIP(return, "no " #feat);			\
+	} while (0)
+
 /* One global message, then one per online node, each once, in order. */
 NP_TEST_F(genl_stats, stats_dump_shape)
 {
@@ -64,8 +71,7 @@ NP_TEST_F(genl_stats, stats_query_exact)
 	char *p;
 
 	NP_SKIPPED();
-	if (!(self->g.info.features & NUMAPLACE_FEAT_QUERY))
-		SKIP(return, "no NUMAPLACE_FEAT_QUERY");
+	GN_NEED(NUMAPLACE_FEAT_QUERY);
 	p = np_pmd_map(n * psz, 0);
 	ASSERT_NE(NULL, p);
 	/* Touched and untouched stretches of 8 pages: several runs. */
@@ -191,8 +197,7 @@ NP_TEST_F(genl_stats, stats_access_exact)
 	char *p;
 
 	NP_SKIPPED();
-	if (!(self->g.info.features & NUMAPLACE_FEAT_ACCESS))
-		SKIP(return, "no NUMAPLACE_FEAT_ACCESS");
+	GN_NEED(NUMAPLACE_FEAT_ACCESS);
 	p = gn_ac_map(n * psz, 0);
 	ASSERT_NE(NULL, p);
 	for (size_t i = 1; i < n; i += 2)
@@ -238,10 +243,8 @@ NP_TEST_F(genl_stats, stats_access_flush_exact)
 	char *p;
 
 	NP_SKIPPED();
-	if (!(self->g.info.features & NUMAPLACE_FEAT_ACCESS))
-		SKIP(return, "no NUMAPLACE_FEAT_ACCESS");
-	if (!(self->g.info.features & NUMAPLACE_FEAT_ACCESS_FLUSH))
-		SKIP(return, "no NUMAPLACE_FEAT_ACCESS_FLUSH");
+	GN_NEED(NUMAPLACE_FEAT_ACCESS);
+	GN_NEED(NUMAPLACE_FEAT_ACCESS_FLUSH);
 	p = gn_ac_map(n * psz, 0);
 	ASSERT_NE(NULL, p);
 
@@ -275,8 +278,7 @@ NP_TEST_F(genl_stats, stats_access_thp)
 	char *p;
 
 	NP_SKIPPED();
-	if (!(self->g.info.features & NUMAPLACE_FEAT_ACCESS))
-		SKIP(return, "no NUMAPLACE_FEAT_ACCESS");
+	GN_NEED(NUMAPLACE_FEAT_ACCESS);
 	p = gn_ac_map(NP_GN_PMD, 1);
 	ASSERT_NE(NULL, p);
 	ASSERT_EQ(0, np_query_range(self->g.fd, 0, 0, (uintptr_t)p, NP_GN_PMD,

@@ -233,73 +233,36 @@ static void np_oracle(struct __test_metadata *_metadata,
 	free(tgt);
 }
 
-/* Per-page targets over the range, this kernel's answers. */
-TEST_F_TIMEOUT(mig, oracle_range_as_syscall, NP_TIMEOUT(90))
-{
-	NP_SKIPPED_OR_FILTERED();
-	static const struct np_orc o = {
-		"range as_syscall", 0, NUMAPLACE_POLICY_PER_PAGE,
-		NUMAPLACE_MIGRATE_AS_SYSCALL, 1,
-	};
+/* A test of one oracle run: its name, then struct np_orc's fields. */
+#define NP_ORACLE_TEST(test, ...)					\
+	TEST_F_TIMEOUT(mig, test, NP_TIMEOUT(90))			\
+	{								\
+		NP_SKIPPED_OR_FILTERED();				\
+		static const struct np_orc o = { __VA_ARGS__ };		\
+									\
+		np_oracle(_metadata, self, &o);				\
+	}
 
-	np_oracle(_metadata, self, &o);
-}
+/* Per-page targets over the range, this kernel's answers. */
+NP_ORACLE_TEST(oracle_range_as_syscall, "range as_syscall", 0,
+	       NUMAPLACE_POLICY_PER_PAGE, NUMAPLACE_MIGRATE_AS_SYSCALL, 1)
 
 /* Per-page targets over the range, 6.12's answers on every kernel. */
-TEST_F_TIMEOUT(mig, oracle_range, NP_TIMEOUT(90))
-{
-	NP_SKIPPED_OR_FILTERED();
-	static const struct np_orc o = {
-		"range", 0, NUMAPLACE_POLICY_PER_PAGE, 0, 2,
-	};
-
-	np_oracle(_metadata, self, &o);
-}
+NP_ORACLE_TEST(oracle_range, "range", 0, NUMAPLACE_POLICY_PER_PAGE, 0, 2)
 
 /* Shuffled addresses, repeats and strangers, this kernel's answers. */
-TEST_F_TIMEOUT(mig, oracle_array_as_syscall, NP_TIMEOUT(90))
-{
-	NP_SKIPPED_OR_FILTERED();
-	static const struct np_orc o = {
-		"array as_syscall", 1, NUMAPLACE_POLICY_PER_PAGE,
-		NUMAPLACE_MIGRATE_AS_SYSCALL, 3,
-	};
+NP_ORACLE_TEST(oracle_array_as_syscall, "array as_syscall", 1,
+	       NUMAPLACE_POLICY_PER_PAGE, NUMAPLACE_MIGRATE_AS_SYSCALL, 3)
 
-	np_oracle(_metadata, self, &o);
-}
-
-TEST_F_TIMEOUT(mig, oracle_array, NP_TIMEOUT(90))
-{
-	NP_SKIPPED_OR_FILTERED();
-	static const struct np_orc o = {
-		"array", 1, NUMAPLACE_POLICY_PER_PAGE, 0, 4,
-	};
-
-	np_oracle(_metadata, self, &o);
-}
+NP_ORACLE_TEST(oracle_array, "array", 1, NUMAPLACE_POLICY_PER_PAGE, 0, 4)
 
 /* POLICY_NODE: everything to node 1. */
-TEST_F_TIMEOUT(mig, oracle_node, NP_TIMEOUT(90))
-{
-	NP_SKIPPED_OR_FILTERED();
-	static const struct np_orc o = {
-		"node", 0, NUMAPLACE_POLICY_NODE, NUMAPLACE_MIGRATE_AS_SYSCALL, 5,
-	};
-
-	np_oracle(_metadata, self, &o);
-}
+NP_ORACLE_TEST(oracle_node, "node", 0, NUMAPLACE_POLICY_NODE,
+	       NUMAPLACE_MIGRATE_AS_SYSCALL, 5)
 
 /* MOVE_ALL (root has CAP_SYS_NICE): pages shared with the child move. */
-TEST_F_TIMEOUT(mig, oracle_move_all, NP_TIMEOUT(90))
-{
-	NP_SKIPPED_OR_FILTERED();
-	static const struct np_orc o = {
-		"move_all", 0, NUMAPLACE_POLICY_PER_PAGE,
-		NUMAPLACE_MIGRATE_AS_SYSCALL | NUMAPLACE_MIGRATE_MOVE_ALL, 6,
-	};
-
-	np_oracle(_metadata, self, &o);
-}
+NP_ORACLE_TEST(oracle_move_all, "move_all", 0, NUMAPLACE_POLICY_PER_PAGE,
+	       NUMAPLACE_MIGRATE_AS_SYSCALL | NUMAPLACE_MIGRATE_MOVE_ALL, 6)
 
 /*
  * Array mode names a folio as often as it likes, in any order: every

@@ -340,17 +340,13 @@ TEST_F_TIMEOUT(migrate_bounds, target_node_full, NP_TIMEOUT(30))
 	n = (total_kb - got * NP_HP_KB + 65536) * 1024 / psz;
 	TH_LOG("node 1: %ld kB, %ld huge pages, %ld kB free, %ld kB reclaimable; moving %zu pages",
 	       total_kb, got, free_kb, lru_kb, n);
-	p = np_pmd_map(n * psz, 0);
+	p = np_full_src(n, 7);
+	ASSERT_NE(NULL, p) TH_LOG("%zu pages: %s", n, strerror(errno));
 	addrs = calloc(n, sizeof(*addrs));
 	st = calloc(n + 1, sizeof(*st));
 	now = calloc(n, sizeof(*now));
-	ASSERT_TRUE(p && addrs && st && now);
+	ASSERT_TRUE(addrs && st && now);
 	np_range_addrs(addrs, (uintptr_t)p, n);
-	np_mempolicy(MPOL_BIND, 0);
-	np_fill(p, n, 7);
-	np_mempolicy(MPOL_DEFAULT, -1);
-	/* Unevictable: reclaim on node 1 cannot swap the moved ones out. */
-	ASSERT_EQ(0, mlock(p, n * psz));
 
 	for (size_t i = 0; i <= n; i++)
 		st[i] = NP_SENTINEL;
@@ -384,9 +380,8 @@ TEST_F_TIMEOUT(migrate_bounds, target_node_full, NP_TIMEOUT(30))
 	EXPECT_EQ(nomem, m.nr_failed[NUMAPLACE_FAIL_ENOMEM]);
 	EXPECT_EQ(0, np_check_mig_counters(&self->c, "node full", &m, st, n,
 					   1, self->allowed));
-	EXPECT_EQ(0, np_fill_bad(p, n, 7, &first)) TH_LOG("page %zu", first);
-	munlock(p, n * psz);
-	munmap(p, n * psz);
+	EXPECT_EQ(0, np_full_src_free(p, n, 7, &first))
+		TH_LOG("page %zu", first);
 	np_hp_restore(self->hp_orig);
 	free(addrs);
 	free(st);

@@ -108,15 +108,11 @@ TEST_F_TIMEOUT(gentle, full_node_tail_mapped, NP_TIMEOUT(60))
 	ASSERT_GT(total_kb, 0);
 	/* All of node 1 that is not huge pages, and more (migrate_bounds). */
 	n = (total_kb - got * NP_HP_KB + NP_GENTLE_OVER_KB) * 1024 / psz;
-	p = np_pmd_map(n * psz, 0);
+	p = np_full_src(n, 5);
+	ASSERT_NE(NULL, p) TH_LOG("%zu pages: %s", n, strerror(errno));
 	st = calloc(n, sizeof(*st));
 	t = calloc(1, sizeof(*t));
-	ASSERT_TRUE(p != NULL && st != NULL && t != NULL);
-	np_mempolicy(MPOL_BIND, 0);
-	np_fill(p, n, 5);
-	np_mempolicy(MPOL_DEFAULT, -1);
-	/* Unevictable: node 1's reclaim cannot make room by swapping. */
-	ASSERT_EQ(0, mlock(p, n * psz));
+	ASSERT_TRUE(st != NULL && t != NULL);
 
 	t->fd = self->fd;
 	t->start = (uintptr_t)p + (n - NP_GENTLE_TAIL_PAGES) * psz;
@@ -139,9 +135,8 @@ TEST_F_TIMEOUT(gentle, full_node_tail_mapped, NP_TIMEOUT(60))
 	EXPECT_EQ(0, t->errors);
 	EXPECT_GT(t->samples, 0);
 	EXPECT_EQ(0, t->migrating);
-	EXPECT_EQ(0, np_fill_bad(p, n, 5, &first)) TH_LOG("page %zu", first);
-	munlock(p, n * psz);
-	munmap(p, n * psz);
+	EXPECT_EQ(0, np_full_src_free(p, n, 5, &first))
+		TH_LOG("page %zu", first);
 	np_hp_restore(self->hp_orig);
 	free(st);
 	free(t);

@@ -150,33 +150,15 @@ NP_ENGINE_VARIANTS(integ);
 
 FIXTURE_SETUP(integ)
 {
-	const __u64 feats = NUMAPLACE_FEAT_MIGRATE_KERNEL |
-			    NUMAPLACE_FEAT_MIGRATE_VMA |
-			    NUMAPLACE_FEAT_MIGRATE_BATCH;
-
 	self->kid = -1;
 	self->mfd = -1;
 	self->s = MAP_FAILED;
-	self->fd = np_open();
-	if (self->fd == -ENOENT)
-		SKIP(return, "no " NUMAPLACE_DEVICE " (module not loaded)");
-	ASSERT_GE(self->fd, 0);
-	ASSERT_EQ(0, np_get_info(self->fd, &self->info));
-	if (!(self->info.ioctls & (1ULL << NUMAPLACE_CMD_MIGRATE)) ||
-	    !(self->info.features & feats))
-		SKIP(return, "module has no NUMAPLACE_IOC_MIGRATE (features %#llx)",
-		     (unsigned long long)self->info.features);
+	if (NP_MIG_SETUP(&self->fd, &self->c, &self->info))
+		return;
+	psz = self->c.psz;
 	if (variant->feature && !(self->info.features & variant->feature))
 		SKIP(return, "engine not available (features %#llx)",
 		     (unsigned long long)self->info.features);
-	if (geteuid())
-		SKIP(return, "needs root (MOVE_ALL)");
-	if (!np_node_isset(self->info.node_memory, 0) ||
-	    !np_node_isset(self->info.node_memory, 1))
-		SKIP(return, "needs memory on nodes 0 and 1");
-	ASSERT_EQ(0, np_ctx_init(&self->c, self->fd, 0));
-	psz = self->c.psz;
-	np_write_str("/proc/sys/kernel/numa_balancing", "0");
 	self->eflags = variant->flags;
 	self->allowed = np_engines_allowed(&self->info, variant->flags);
 	/* The batched engine hands what it does not move to the kernel's. */
@@ -335,12 +317,8 @@ static void np_integrity(struct __test_metadata *_metadata,
 						 strerror(-ret));
 			break;
 		}
-		EXPECT_EQ(n, m.done);
-		EXPECT_EQ(NP_SENTINEL, st[n]);
+		NP_ROUND_DONE(self, m, st, n, rounds, what);
 		engines |= m.engines;
-		snprintf(what, sizeof(what), "round %ld", rounds);
-		EXPECT_EQ(0, np_check_mig_counters(&self->c, what, &m, st, n, 1,
-						   self->allowed));
 		for (size_t i = 0; i < n; i++) {
 			if (st[i] == node) {
 				moved++;

@@ -181,17 +181,13 @@ NP_TEST_F(migrate_perm, same_uid_unprivileged)
 NP_TEST_F(migrate_perm, nonexistent_pid)
 {
 	NP_SKIPPED_OR_FILTERED();
-	long max = np_read_long("/proc/sys/kernel/pid_max");
-	int pids[] = { 0, -1, INT_MIN, INT_MAX };
+	int pids[NP_BAD_PIDS];
 	struct numaplace_migrate m;
 	__u64 a = (uintptr_t)&m;
 	int node = 1, sys;
 	__s32 st;
 
-	ASSERT_GT(max, 300);
-	for (pids[0] = max - 1; pids[0] > 300; pids[0]--)
-		if (kill(pids[0], 0) && errno == ESRCH)
-			break;
+	ASSERT_EQ(0, np_bad_pids(pids)) TH_LOG("pid_max 300 or less");
 	for (size_t i = 0; i < ARRAY_SIZE(pids); i++) {
 		long sret = np_sys_move_pages(pids[i], 1, &a, &node, &sys,
 					      NP_MF_MOVE);
@@ -225,13 +221,8 @@ NP_TEST_F(migrate_perm, no_mm)
 	ASSERT_EQ(0, np_probe(self->res, NP_NOBODY, &a));
 	EXPECT_EQ(self->res->sys, self->res->mod);
 
-	z = fork();
-	ASSERT_GE(z, 0);
-	if (z == 0)
-		_exit(0);
-	for (int i = 0; i < 200 && np_proc_state(z) != 'Z'; i++)
-		usleep(10000);
-	ASSERT_EQ('Z', np_proc_state(z));
+	z = np_zombie();
+	ASSERT_LT(0, z);
 	a.pid = z;
 	ASSERT_EQ(0, np_probe(self->res, 0, &a));
 	EXPECT_EQ(-EINVAL, self->res->sys);

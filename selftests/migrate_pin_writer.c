@@ -371,7 +371,6 @@ TEST_F_TIMEOUT(migrate_pin_writer, read_fixed_pinned, NP_TIMEOUT(60))
 	int at = -1, last = 0;	/* the unpinned pages' node */
 	size_t stamps;
 	pthread_t th;
-	char why[160];
 	int ret;
 
 	x.buf = np_pmd_map(NP_PIN_ALL * psz, 0);
@@ -383,10 +382,8 @@ TEST_F_TIMEOUT(migrate_pin_writer, read_fixed_pinned, NP_TIMEOUT(60))
 	memset(x.pinned, 0x5a, NP_PIN_PAGES * psz);
 	np_fill(x.pinned + NP_PIN_PAGES * psz, NP_PIN_TAIL, NP_PIN_TAIL_GEN);
 	ASSERT_EQ(0, np_mempolicy(MPOL_DEFAULT, -1));
-	ret = np_pin_open(&x, why, sizeof(why));
-	if (ret > 0)
-		SKIP(return, "%s", why);
-	ASSERT_EQ(0, ret) TH_LOG("%s", why);
+	if (NP_OPEN_SETUP(np_pin_open, &x))
+		return;
 	ASSERT_EQ(0, np_pin_pfns(&x, pfn0));
 	ASSERT_EQ(0, np_pin_where(_metadata, &x, pfn0, 0, "registered", 0));
 	ASSERT_EQ(0, np_isolated(&anon0, &file0));
@@ -411,12 +408,7 @@ TEST_F_TIMEOUT(migrate_pin_writer, read_fixed_pinned, NP_TIMEOUT(60))
 			SKIP(return, "the engine answers EOPNOTSUPP");
 		}
 		ASSERT_EQ(0, ret) TH_LOG("round %ld: %s", rounds, strerror(-ret));
-		EXPECT_EQ(NP_PIN_ALL, m.done);
-		EXPECT_EQ(NP_SENTINEL, st[NP_PIN_ALL]);
-		snprintf(what, sizeof(what), "round %ld", rounds);
-		EXPECT_EQ(0, np_check_mig_counters(&self->c, what, &m, st,
-						   NP_PIN_ALL, 1,
-						   self->allowed));
+		NP_ROUND_DONE(self, m, st, NP_PIN_ALL, rounds, what);
 		engines |= m.engines;
 		for (size_t i = 0; i < NP_PIN_ALL; i++) {
 			int pinned = i >= NP_PIN_HEAD &&

@@ -349,7 +349,6 @@ TEST_F_TIMEOUT(migrate_wp_race, toggled_in_flight, NP_TIMEOUT(60))
 	__u32 engines = 0;
 	const char *seed = getenv("NP_WP_SEED");
 	pthread_t handler;
-	char why[160];
 	int ret;
 
 	w.rng = seed ? strtoull(seed, NULL, 0) : (__u64)time(NULL) * 2654435761U;
@@ -365,10 +364,8 @@ TEST_F_TIMEOUT(migrate_wp_race, toggled_in_flight, NP_TIMEOUT(60))
 	ASSERT_EQ(0, np_mempolicy(MPOL_DEFAULT, -1));
 	w.pm_fd = open("/proc/self/pagemap", O_RDONLY);
 	ASSERT_LE(0, w.pm_fd);
-	ret = np_wp_open(&w, why, sizeof(why));
-	if (ret > 0)
-		SKIP(return, "%s", why);
-	ASSERT_EQ(0, ret);
+	if (NP_OPEN_SETUP(np_wp_open, &w))
+		return;
 	ASSERT_EQ(0, np_isolated(&anon0, &file0));
 	ASSERT_EQ(0, pthread_create(&handler, NULL, np_wp_handler, &w));
 
@@ -397,12 +394,7 @@ TEST_F_TIMEOUT(migrate_wp_race, toggled_in_flight, NP_TIMEOUT(60))
 			SKIP(return, "the engine answers EOPNOTSUPP");
 		ASSERT_EQ(0, ret) TH_LOG("round %ld: %s", rounds, strerror(-ret));
 		ASSERT_EQ(0, w.errors) TH_LOG("UFFDIO_WRITEPROTECT or pagemap failed");
-		EXPECT_EQ(NP_WP_PAGES, m.done);
-		EXPECT_EQ(NP_SENTINEL, st[NP_WP_PAGES]);
-		snprintf(what, sizeof(what), "round %ld", rounds);
-		EXPECT_EQ(0, np_check_mig_counters(&self->c, what, &m, st,
-						   NP_WP_PAGES, 1,
-						   self->allowed));
+		NP_ROUND_DONE(self, m, st, NP_WP_PAGES, rounds, what);
 		engines |= m.engines;
 		for (size_t i = 0; i < NP_WP_PAGES; i++) {
 			if (st[i] == node)

@@ -60,8 +60,7 @@ FIXTURE(kinds)
 	char hp_path[128];
 	long hp_orig;
 	char *hp_map;
-	char ksm_saved[3][32];
-	int ksm_changed;
+	struct np_ksm ksm;
 };
 
 FIXTURE_VARIANT(kinds)
@@ -90,11 +89,6 @@ FIXTURE_SETUP(kinds)
 
 FIXTURE_TEARDOWN(kinds)
 {
-	static const char *const ksm[] = {
-		"/sys/kernel/mm/ksm/run",
-		"/sys/kernel/mm/ksm/sleep_millisecs",
-		"/sys/kernel/mm/ksm/pages_to_scan",
-	};
 	char val[32];
 
 	if (self->hp_map)
@@ -103,8 +97,7 @@ FIXTURE_TEARDOWN(kinds)
 		snprintf(val, sizeof(val), "%ld", self->hp_orig);
 		np_write_str(self->hp_path, val);
 	}
-	for (int i = 2; self->ksm_changed && i >= 0; i--)
-		np_write_str(ksm[i], self->ksm_saved[i]);
+	np_ksm_restore(&self->ksm);
 	if (self->fd >= 0)
 		close(self->fd);
 }
@@ -131,13 +124,11 @@ NP_TEST_F(kinds, anon_moved)
 {
 	NP_SKIPPED();
 	const size_t n = 48;
-	char *p = np_pmd_map(n * psz, 0);
+	char *p = np_written_pages(n);
 
 	if (self->other < 0)
 		SKIP(return, "one node with memory");
 	ASSERT_NE(NULL, p);
-	for (size_t i = 0; i < n; i++)
-		np_write_page(p, i);
 	ASSERT_EQ(0, np_move(p, 1, n / 2, 2, self->other));
 	EXPECT_EQ(self->other, np_sys_one(p + psz));
 	EXPECT_EQ(self->node, np_sys_one(p));
@@ -367,11 +358,9 @@ NP_TEST_F(kinds, no_vma_hole)
 {
 	NP_SKIPPED();
 	const size_t n = 48;
-	char *p = np_pmd_map(n * psz, 0);
+	char *p = np_written_pages(n);
 
 	ASSERT_NE(NULL, p);
-	for (size_t i = 0; i < n; i++)
-		np_write_page(p, i);
 	ASSERT_EQ(0, munmap(p + 16 * psz, 16 * psz));
 	EXPECT_EQ(-EFAULT, np_sys_one(p + 20 * psz));
 	NP_CHECK(self, "no_vma_hole", p, n);
@@ -487,10 +476,8 @@ NP_TEST_F(kinds, swap)
 		fclose(f);
 	if (swaps < 2)
 		SKIP(return, "no swap device in the guest (/proc/swaps empty)");
-	p = np_pmd_map(n * psz, 0);
+	p = np_written_pages(n);
 	ASSERT_NE(NULL, p);
-	for (size_t i = 0; i < n; i++)
-		np_write_page(p, i);
 	ASSERT_EQ(0, madvise(p, n / 2 * psz, MADV_PAGEOUT));
 	NP_CHECK(self, "swap", p, n);
 }
@@ -499,29 +486,19 @@ NP_TEST_F(kinds, swap)
 TEST_F_TIMEOUT(kinds, ksm, NP_TIMEOUT(60))
 {
 	NP_SKIPPED();
-	static const char *const ksm[] = {
-		"/sys/kernel/mm/ksm/run",
-		"/sys/kernel/mm/ksm/sleep_millisecs",
-		"/sys/kernel/mm/ksm/pages_to_scan",
-	};
 	const size_t n = 32;
 	int merged = 0;
 	char *p;
 
-	if (access(ksm[0], W_OK))
-		SKIP(return, "no KSM (%s)", ksm[0]);
-	for (int i = 0; i < 3; i++)
-		ASSERT_EQ(0, np_read_str(ksm[i], self->ksm_saved[i],
-					 sizeof(self->ksm_saved[i])));
-	self->ksm_changed = 1;
+	if (access(NP_KSM_RUN, W_OK))
+		SKIP(return, "no KSM (%s)", NP_KSM_RUN);
+	ASSERT_EQ(0, np_ksm_save(&self->ksm));
 	p = np_pmd_map(n * psz, 0);
 	ASSERT_NE(NULL, p);
 	for (size_t i = 0; i < n; i++)
 		memset(p + i * psz, i < 16 ? 0x5a : (int)i, psz);
 	ASSERT_EQ(0, madvise(p, n * psz, MADV_MERGEABLE));
-	ASSERT_EQ(0, np_write_str(ksm[2], "1000"));
-	ASSERT_EQ(0, np_write_str(ksm[1], "10"));
-	ASSERT_EQ(0, np_write_str(ksm[0], "1"));
+	ASSERT_EQ(0, np_ksm_fast());
 	for (int ms = 0; ms < NP_KSM_WAIT_MS && !merged; ms += 50) {
 		usleep(50000);
 		merged = (np_what(p) & NPW_KSM) &&

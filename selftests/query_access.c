@@ -114,6 +114,19 @@ static void np_touch(char *p, size_t n)
 	}
 }
 
+/* np_query_open(), for a module with the access scan. */
+static int np_ac_open(int *fd, struct np_ctx *c, struct numaplace_info *info,
+		      char *why, size_t len)
+{
+	int ret = np_query_open(fd, c, info, why, len);
+
+	if (!ret && !(info->features & NUMAPLACE_FEAT_ACCESS)) {
+		snprintf(why, len, "the module has no access scan");
+		return 1;
+	}
+	return ret;
+}
+
 FIXTURE(access)
 {
 	int fd;
@@ -131,11 +144,9 @@ FIXTURE_SETUP(access)
 	self->p = NULL;
 	self->file = -1;
 	self->hp_orig = -1;
-	if (NP_QUERY_SETUP(&self->fd, &self->c, &self->info))
+	if (NP_OPEN_SETUP(np_ac_open, &self->fd, &self->c, &self->info))
 		return;
 	psz = self->c.psz;
-	if (!(self->info.features & NUMAPLACE_FEAT_ACCESS))
-		SKIP(return, "the module has no access scan");
 }
 
 FIXTURE_TEARDOWN(access)
@@ -152,6 +163,23 @@ FIXTURE_TEARDOWN(access)
 	}
 	if (self->fd >= 0)
 		close(self->fd);
+}
+
+/*
+ * @n pages of the workload in self->p, their bits cleared, then one
+ * round of it: a scan must find exactly NP_AC_TOUCHED() young.
+ */
+static void np_ac_touched(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(access) *self, size_t n)
+{
+	struct numaplace_query q;
+
+	self->len = n * psz;
+	self->p = np_ac_anon(n);
+	ASSERT_NE(NULL, self->p);
+	ASSERT_EQ(0, np_scan(self->fd, 0, NP_CLEAR, self->p, n, NULL, NULL,
+			     &q));
+	np_touch(self->p, n);
 }
 
 /* Needs the flush for exact answers (the emulator's TLB is large). */
@@ -410,11 +438,7 @@ NP_TEST_F(access, resume)
 	struct numaplace_query q;
 
 	NP_NEED_FLUSH();
-	self->len = n * psz;
-	self->p = np_ac_anon(n);
-	ASSERT_NE(NULL, self->p);
-	ASSERT_EQ(0, np_scan(self->fd, 0, NP_CLEAR, self->p, n, NULL, NULL, &q));
-	np_touch(self->p, n);
+	np_ac_touched(_metadata, self, n);
 	memset(young, 0, n);
 	while (at < n && calls++ < n) {
 		ASSERT_EQ(0, np_query_range(self->fd, 0, NUMAPLACE_QUERY_ACCESS | NP_CLEAR,
@@ -456,11 +480,7 @@ NP_TEST_F(access, read_only)
 	struct numaplace_query q;
 
 	NP_NEED_FLUSH();
-	self->len = n * psz;
-	self->p = np_ac_anon(n);
-	ASSERT_NE(NULL, self->p);
-	ASSERT_EQ(0, np_scan(self->fd, 0, NP_CLEAR, self->p, n, NULL, NULL, &q));
-	np_touch(self->p, n);
+	np_ac_touched(_metadata, self, n);
 	ASSERT_EQ(0, np_scan(self->fd, 0, 0, self->p, n, a, NULL, &q));
 	ASSERT_EQ(0, np_scan(self->fd, 0, 0, self->p, n, b, NULL, &q));
 	EXPECT_EQ(0, memcmp(a, b, n));
@@ -507,6 +527,34 @@ NP_TEST_F(access, no_flush)
 	       touched);
 }
 
+/* Two PMD-mapped THPs in self->p, written; a skip where THP is off. */
+#define NP_AC_THPS()							\
+	do {								\
+		self->len = 2 * NP_PMD;					\
+		self->p = np_pmd_map(self->len, 1);			\
+		ASSERT_NE(NULL, self->p);				\
+		memset(self->p, 1, self->len);				\
+		NP_NEED_PMD(self->p);					\
+		NP_NEED_PMD(self->p + NP_PMD);				\
+	} while (0)
+
+/*
+ * @n pages in self->p, all just written: a clearing scan finds them all
+ * young, the next one none.
+ */
+static void np_ac_clears(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(access) *self, size_t n, char *young)
+{
+	struct numaplace_query q;
+
+	ASSERT_EQ(0, np_scan(self->fd, 0, NP_CLEAR, self->p, n, young, NULL,
+			     &q));
+	EXPECT_EQ(n, q.nr_young);
+	ASSERT_EQ(0, np_scan(self->fd, 0, NP_CLEAR, self->p, n, young, NULL,
+			     &q));
+	EXPECT_EQ(0, q.nr_young);
+}
+
 /* A PMD-mapped THP has one bit: its 512 pages are young together. */
 NP_TEST_F(access, thp)
 {
@@ -517,12 +565,7 @@ NP_TEST_F(access, thp)
 
 	NP_NEED_FLUSH();
 	ASSERT_NE(NULL, young);
-	self->len = 2 * NP_PMD;
-	self->p = np_pmd_map(self->len, 1);
-	ASSERT_NE(NULL, self->p);
-	memset(self->p, 1, self->len);
-	NP_NEED_PMD(self->p);
-	NP_NEED_PMD(self->p + NP_PMD);
+	NP_AC_THPS();
 	/*
 	 * Written again just before the scan. Once on 7.3 one THP was not
 	 * young at the first scan (1 run in 6, not reproduced since); the
@@ -531,10 +574,7 @@ NP_TEST_F(access, thp)
 	 * the narrower window leaves it less room.
 	 */
 	memset(self->p, 2, self->len);
-	ASSERT_EQ(0, np_scan(self->fd, 0, NP_CLEAR, self->p, n, young, NULL, &q));
-	EXPECT_EQ(n, q.nr_young);
-	ASSERT_EQ(0, np_scan(self->fd, 0, NP_CLEAR, self->p, n, young, NULL, &q));
-	EXPECT_EQ(0, q.nr_young);
+	np_ac_clears(_metadata, self, n, young);
 	(void)*(volatile char *)(self->p + NP_PMD + 5 * psz);
 	/*
 	 * A scan of half the THP reports it young and leaves its bit, which
@@ -568,12 +608,7 @@ NP_TEST_F(access, thp_resume)
 	struct numaplace_query q;
 
 	NP_NEED_FLUSH();
-	self->len = 2 * NP_PMD;
-	self->p = np_pmd_map(self->len, 1);
-	ASSERT_NE(NULL, self->p);
-	memset(self->p, 1, self->len);
-	NP_NEED_PMD(self->p);
-	NP_NEED_PMD(self->p + NP_PMD);
+	NP_AC_THPS();
 	ASSERT_EQ(0, np_scan(self->fd, 0, NP_CLEAR, self->p, 2 * per, NULL, NULL, &q));
 	(void)*(volatile char *)(self->p + NP_PMD + 7 * psz);
 	ASSERT_EQ(0, np_query_range(self->fd, 0, NUMAPLACE_QUERY_ACCESS | NP_CLEAR,
@@ -615,10 +650,7 @@ NP_TEST_F(access, hugetlb)
 		self->p = NULL;
 	}
 	memset(self->p, 1, self->len);
-	ASSERT_EQ(0, np_scan(self->fd, 0, NP_CLEAR, self->p, n, young, NULL, &q));
-	EXPECT_EQ(n, q.nr_young);
-	ASSERT_EQ(0, np_scan(self->fd, 0, NP_CLEAR, self->p, n, young, NULL, &q));
-	EXPECT_EQ(0, q.nr_young);
+	np_ac_clears(_metadata, self, n, young);
 	(void)*(volatile char *)(self->p + NP_PMD + 9 * psz);
 	ASSERT_EQ(0, np_scan(self->fd, 0, NP_CLEAR, self->p, n, young, NULL, &q));
 	EXPECT_EQ(per, q.nr_young);
@@ -975,11 +1007,9 @@ FIXTURE_SETUP(access_perm)
 {
 	self->r = MAP_FAILED;
 	self->kid = -1;
-	if (NP_QUERY_SETUP(&self->fd, &self->c, &self->info))
+	if (NP_OPEN_SETUP(np_ac_open, &self->fd, &self->c, &self->info))
 		return;
 	psz = self->c.psz;
-	if (!(self->info.features & NUMAPLACE_FEAT_ACCESS))
-		SKIP(return, "the module has no access scan");
 	if (geteuid())
 		SKIP(return, "needs root: it changes uids");
 	self->exact = !!(self->info.features & NUMAPLACE_FEAT_PTRACE_EXACT);

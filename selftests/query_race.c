@@ -207,15 +207,21 @@ static void qr_khugepaged_fast(struct qr_env *e)
 	qr_set(e, path, "8192");
 }
 
+/* A collapse test: skipped without THP; khugepaged fast. */
+#define QR_NEED_COLLAPSE()						\
+	do {								\
+		if (!np_thp_on())					\
+			SKIP(return, "THP is disabled");		\
+		qr_khugepaged_fast(&self->e);				\
+	} while (0)
+
 /* MADV_COLLAPSE and khugepaged on anon memory; splits in between. */
 NP_TEST_F(qrace, collapse_anon)
 {
 	NP_SKIPPED();
 	struct qr_mut muts[2];
 
-	if (!np_thp_on())
-		SKIP(return, "THP is disabled");
-	qr_khugepaged_fast(&self->e);
+	QR_NEED_COLLAPSE();
 	QR_RUN(2, "collapse", qr_step_collapse, qr_init_collapse, qr_race_ms());
 	ksft_print_msg("%lu collapses\n", muts[0].done + muts[1].done);
 }
@@ -226,9 +232,7 @@ NP_TEST_F(qrace, collapse_shmem)
 	NP_SKIPPED();
 	struct qr_mut muts[2];
 
-	if (!np_thp_on())
-		SKIP(return, "THP is disabled");
-	qr_khugepaged_fast(&self->e);
+	QR_NEED_COLLAPSE();
 	qr_set(&self->e, "/sys/kernel/mm/transparent_hugepage/shmem_enabled",
 	       "advise");
 	ASSERT_EQ(0, qr_region_init(&self->e.x, &self->e.r, 4));

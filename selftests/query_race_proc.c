@@ -71,22 +71,20 @@ TEST_F_TIMEOUT(qproc, child_exit, NP_TIMEOUT(60))
 
 	t0 = np_mono_ms();
 	while (np_mono_ms() - t0 < ms && !x->bad) {
-		int pfd[2], mode = kids % 3, status, ret;
+		int pfd, mode = kids % 3, status, ret;
 		struct numaplace_query q;
 		siginfo_t si;
 		char c = 0;
 		pid_t pid;
 
-		ASSERT_EQ(0, pipe(pfd));
-		pid = fork();
+		pid = np_fork_pipe(&pfd);
 		ASSERT_GE(pid, 0);
 		if (!pid) {
 			prctl(PR_SET_PDEATHSIG, SIGKILL);
-			close(pfd[0]);
 			qr_touch_some(self->e.r.slice[0], QR_SLICE / qr_psz, 64,
 				      &seed);
 			qr_child_memory(seed + kids);
-			if (write(pfd[1], "r", 1) != 1)
+			if (write(pfd, "r", 1) != 1)
 				_exit(2);
 			if (mode == 2)
 				for (;;)
@@ -94,9 +92,8 @@ TEST_F_TIMEOUT(qproc, child_exit, NP_TIMEOUT(60))
 			usleep(rand_r(&seed) % 20000);
 			_exit(0);
 		}
-		close(pfd[1]);
-		EXPECT_EQ(1, read(pfd[0], &c, 1));
-		close(pfd[0]);
+		EXPECT_EQ(1, read(pfd, &c, 1));
+		close(pfd);
 		__atomic_store_n(&x->pid, pid, __ATOMIC_RELAXED);
 		if (mode == 2) {
 			usleep(rand_r(&seed) % 30000);
@@ -426,22 +423,19 @@ TEST_F_TIMEOUT(qproc, sigkill, NP_TIMEOUT(120))
 	int kills = 0;
 
 	while (kills < 3 || (np_mono_ms() - t0 < qr_race_ms() && kills < 8)) {
-		int pfd[2], status = 0;
+		int pfd, status = 0;
 		long k0, dt;
 		char c = 0;
 		pid_t pid;
 
-		ASSERT_EQ(0, pipe(pfd));
-		pid = fork();
+		pid = np_fork_pipe(&pfd);
 		ASSERT_GE(pid, 0);
 		if (!pid) {
-			close(pfd[0]);
-			qr_killee(self->e.fd, self->e.c.nr_nodes, pfd[1]);
+			qr_killee(self->e.fd, self->e.c.nr_nodes, pfd);
 			_exit(6);
 		}
-		close(pfd[1]);
-		ASSERT_EQ(1, read(pfd[0], &c, 1)) TH_LOG("killee setup failed");
-		close(pfd[0]);
+		ASSERT_EQ(1, read(pfd, &c, 1)) TH_LOG("killee setup failed");
+		close(pfd);
 		usleep(50000 + rand_r(&seed) % 250000);
 		k0 = np_mono_ms();
 		ASSERT_EQ(0, kill(pid, SIGKILL));

@@ -189,13 +189,10 @@ static int np_tr_steps(struct numaplace_tier *t, int n,
 static int np_tr_ready(struct __test_metadata *_metadata)
 {
 	struct numaplace_info info;
-	char why[160];
-	int fd, ret;
+	int fd;
 
-	ret = np_open_info(&fd, &info, why, sizeof(why));
-	if (ret > 0)
-		SKIP(return 1, "%s", why);
-	ASSERT_EQ(0, ret) TH_LOG("%s", why);
+	if (NP_OPEN_SETUP(np_open_info, &fd, &info))
+		return 1;
 	close(fd);
 	if (!(info.features & NUMAPLACE_FEAT_ACCESS))
 		SKIP(return 1, "no access scan (features %#llx)",
@@ -242,6 +239,15 @@ FIXTURE_TEARDOWN(tier)
 	np_tr_stop(&self->w);
 }
 
+/* The tier of @p over the fixture's workload. */
+static void np_tr_tier(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(tier) *self,
+		       const struct numaplace_tier_params *p)
+{
+	ASSERT_EQ(0, numaplace_tier_new(p, &self->t));
+	ASSERT_EQ(0, numaplace_tier_add(self->t, self->w.kid));
+}
+
 NP_TEST_F(tier, promote_hot_leave_cold)
 {
 	struct numaplace_tier_period sum = { 0 };
@@ -254,8 +260,7 @@ NP_TEST_F(tier, promote_hot_leave_cold)
 		return;
 	np_tr_params(&p);
 	p.spread = NUMAPLACE_TIER_SPREAD_ROUND_ROBIN;
-	ASSERT_EQ(0, numaplace_tier_new(&p, &self->t));
-	ASSERT_EQ(0, numaplace_tier_add(self->t, self->w.kid));
+	np_tr_tier(_metadata, self, &p);
 	ASSERT_EQ(0, np_tr_steps(self->t, NP_TR_STEPS, &sum));
 	off = np_tr_not_on(&self->w, 0, 0);
 	EXPECT_LE(off * 100, (long)q * (100 - NP_TR_GOAL)) {
@@ -315,8 +320,7 @@ NP_TEST_F(tier, dry_run)
 		return;
 	np_tr_params(&p);
 	p.flags = NUMAPLACE_TIER_DRY_RUN;
-	ASSERT_EQ(0, numaplace_tier_new(&p, &self->t));
-	ASSERT_EQ(0, numaplace_tier_add(self->t, self->w.kid));
+	np_tr_tier(_metadata, self, &p);
 	ASSERT_EQ(0, np_tr_steps(self->t, NP_TR_STEPS, &sum));
 	EXPECT_GE(sum.nr_promoted[0] * 100, q * NP_TR_GOAL);
 	EXPECT_EQ(0, np_tr_not_on(&self->w, 0, 1));
@@ -396,8 +400,7 @@ NP_TEST_F(tier, rate_limit)
 	/* THP: 3 MiB/s lets one of the two hot THPs through, not both. */
 	p.rate_mb_s = variant->thp ? 3 : 1;
 	per_s = ((__u64)p.rate_mb_s << 20) / self->w.psz;
-	ASSERT_EQ(0, numaplace_tier_new(&p, &self->t));
-	ASSERT_EQ(0, numaplace_tier_add(self->t, self->w.kid));
+	np_tr_tier(_metadata, self, &p);
 	t0 = np_mono_ms();
 	ASSERT_EQ(0, np_tr_steps(self->t, NP_TR_STEPS, &sum));
 	ms = np_mono_ms() - t0;
@@ -420,8 +423,7 @@ NP_TEST_F(tier, target_exit)
 	if (!self->ready)
 		return;
 	np_tr_params(&p);
-	ASSERT_EQ(0, numaplace_tier_new(&p, &self->t));
-	ASSERT_EQ(0, numaplace_tier_add(self->t, self->w.kid));
+	np_tr_tier(_metadata, self, &p);
 	ASSERT_EQ(1, numaplace_tier_pids(self->t, pids, 2));
 	EXPECT_EQ(self->w.kid, pids[0]);
 	ASSERT_EQ(0, np_tr_steps(self->t, 2, &sum));
@@ -661,40 +663,44 @@ NP_TEST_F(tierd, promotes)
 	EXPECT_EQ(0, np_tr_not_on(&self->w, 2, 1));
 }
 
-/* SIGTERM ends it cleanly, between periods or in one. */
-NP_TEST_F(tierd, sigterm)
+/*
+ * Once the daemon (@args) printed its first line: SIGTERM to it, or
+ * (@target_dies) SIGKILL to its only target; it must exit with status 0.
+ */
+static void np_tr_ends(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(tierd) *self, const char *args,
+		       int target_dies)
 {
 	char line[4096];
 	FILE *out;
 	pid_t d;
 
-	if (!self->ready)
-		return;
-	d = np_tr_daemon(self->w.kid, "--interval 100ms --json", &out);
+	d = np_tr_daemon(self->w.kid, args, &out);
 	ASSERT_LT(0, d);
 	ASSERT_NE(NULL, fgets(line, sizeof(line), out));
-	kill(d, SIGTERM);
+	if (target_dies) {
+		kill(self->w.kid, SIGKILL);
+		waitpid(self->w.kid, NULL, 0);
+		self->w.kid = 0;
+	} else {
+		kill(d, SIGTERM);
+	}
 	EXPECT_EQ(0, np_tr_daemon_wait(d, 10000));
 	fclose(out);
+}
+
+/* SIGTERM ends it cleanly, between periods or in one. */
+NP_TEST_F(tierd, sigterm)
+{
+	if (self->ready)
+		np_tr_ends(_metadata, self, "--interval 100ms --json", 0);
 }
 
 /* Its only target's exit ends it, status 0. */
 NP_TEST_F(tierd, target_exit)
 {
-	char line[4096];
-	FILE *out;
-	pid_t d;
-
-	if (!self->ready)
-		return;
-	d = np_tr_daemon(self->w.kid, "--interval 100ms", &out);
-	ASSERT_LT(0, d);
-	ASSERT_NE(NULL, fgets(line, sizeof(line), out));
-	kill(self->w.kid, SIGKILL);
-	waitpid(self->w.kid, NULL, 0);
-	self->w.kid = 0;
-	EXPECT_EQ(0, np_tr_daemon_wait(d, 10000));
-	fclose(out);
+	if (self->ready)
+		np_tr_ends(_metadata, self, "--interval 100ms", 1);
 }
 
 /* Where the Prometheus test writes, and what it must not touch. */

@@ -48,13 +48,8 @@ void np_fz_fail(struct np_fz *z, const char *fmt, ...)
 {
 	va_list ap;
 
-	atomic_fetch_add(&z->errors, 1);
-	if (atomic_fetch_add(&z->logged, 1) >= NP_FZ_LOG_MAX)
-		return;
 	va_start(ap, fmt);
-	fprintf(stderr, "# FUZZ FAIL: ");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\n");
+	np_vfail(&z->errors, &z->logged, NP_FZ_LOG_MAX, "FUZZ FAIL: ", fmt, ap);
 	va_end(ap);
 }
 

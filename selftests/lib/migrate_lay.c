@@ -228,6 +228,23 @@ int np_proc_state(pid_t pid)
 	return p && p[1] == ' ' ? p[2] : 0;
 }
 
+pid_t np_zombie(void)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (!pid)
+		_exit(0);
+	for (int i = 0; i < 200 && np_proc_state(pid) != 'Z'; i++)
+		usleep(10000);
+	if (np_proc_state(pid) != 'Z') {
+		waitpid(pid, NULL, 0);
+		return -1;
+	}
+	return pid;
+}
+
 /* ------------------------------------------------------------------ */
 /* Layouts of every page kind, built twice identically.               */
 /* ------------------------------------------------------------------ */
@@ -525,6 +542,34 @@ long np_hp_fill_node(int node, long *orig)
 	np_hp_write(node, got - NP_HP_FILL_ROOM);
 	got = np_read_long(path);
 	return got < 0 ? -EIO : got;
+}
+
+char *np_full_src(size_t n, __u64 g)
+{
+	char *p = np_pmd_map(n * psz, 0);
+	int err;
+
+	if (!p)
+		return NULL;
+	np_mempolicy(MPOL_BIND, 0);
+	np_fill(p, n, g);
+	np_mempolicy(MPOL_DEFAULT, -1);
+	if (mlock(p, n * psz)) {
+		err = errno;
+		munmap(p, n * psz);
+		errno = err;
+		return NULL;
+	}
+	return p;
+}
+
+size_t np_full_src_free(char *p, size_t n, __u64 g, size_t *first)
+{
+	size_t bad = np_fill_bad(p, n, g, first);
+
+	munlock(p, n * psz);
+	munmap(p, n * psz);
+	return bad;
 }
 
 int np_mig_open(int *fd, struct np_ctx *c, struct numaplace_info *info,

@@ -38,20 +38,34 @@
 	} while (0)
 
 /*
+ * A round of a test that migrates its region again and again: the call
+ * answered all @n pages, wrote nothing past st[@n - 1] and its counters
+ * add up (np_check_mig_counters()). @what (a char array) is set to
+ * "round @round", the label of its messages.
+ */
+#define NP_ROUND_DONE(self, m, st, n, round, what)			\
+	do {								\
+		snprintf(what, sizeof(what), "round %ld", (long)(round)); \
+		EXPECT_EQ((n), (m).done) TH_LOG("%s", what);		\
+		EXPECT_EQ(NP_SENTINEL, (st)[n]) TH_LOG("%s", what);	\
+		EXPECT_EQ(0, np_check_mig_counters(&(self)->c, what, &(m), \
+						   (st), (n), 1,	\
+						   (self)->allowed));	\
+	} while (0)
+
+/* In a teardown: how long the test took since @t0 (ms), unless skipped. */
+#define NP_TOOK(t0)							\
+	do {								\
+		if (!_metadata->skip)					\
+			ksft_print_msg("took %ld ms\n", np_mono_ms() - (t0)); \
+	} while (0)
+
+/*
  * The device, MIGRATE, root, nodes 0 and 1 (np_mig_open()) in a fixture's
  * setup: 0, or -1 after a SKIP(); a failed step fails the test.
  */
 #define NP_MIG_SETUP(fd, c, info)					\
-	({								\
-		char _why[160];						\
-		int _ret = np_mig_open(fd, c, info, _why, sizeof(_why));	\
-									\
-		if (_ret > 0)						\
-			SKIP(, "%s", _why);				\
-		else							\
-			ASSERT_EQ(0, _ret) TH_LOG("%s", _why);		\
-		_ret ? -1 : 0;						\
-	})
+	NP_OPEN_SETUP(np_mig_open, fd, c, info)
 
 /* ---- Layouts of every page kind, built twice identically (migrate_lay.c) */
 enum np_seg {
@@ -133,6 +147,12 @@ int np_child_device(uid_t uid, int fd);
 /* Read @pid's stat state letter, or 0. */
 int np_proc_state(pid_t pid);
 
+/*
+ * A child that exited and is not reaped (the caller waitpid()s it): its
+ * pid once its state is 'Z' (2 s at most), or -1.
+ */
+pid_t np_zombie(void);
+
 void np_lay_free(struct np_lay *l);
 
 void np_touch_w(char *p, size_t i);
@@ -177,6 +197,19 @@ long np_hp_fill_node(int node, long *orig);
 			     (node));					\
 		ASSERT_LT(0, (got));					\
 	} while (0)
+
+/*
+ * What a full node 1 is asked to take: @n pages on node 0 stamped with
+ * np_fill(p, n, @g), mlocked (reclaim on node 1 cannot swap out what
+ * moved). NULL with errno when a step failed.
+ */
+char *np_full_src(size_t n, __u64 g);
+
+/*
+ * The pages of np_full_src() that no longer hold @g (np_fill_bad(), the
+ * first into @first); then they are unlocked and unmapped.
+ */
+size_t np_full_src_free(char *p, size_t n, __u64 g, size_t *first);
 
 /*
  * The device, MIGRATE, root, nodes 0 and 1; NUMA balancing off and the
@@ -293,9 +326,7 @@ void np_hp_restore(long *orig);
 									\
 	FIXTURE_TEARDOWN(name)						\
 	{								\
-		if (!_metadata->skip)					\
-			ksft_print_msg("took %ld ms\n",			\
-				       np_mono_ms() - self->t0);	\
+		NP_TOOK(self->t0);					\
 		if (self->kid > 0) {					\
 			kill(self->kid, SIGKILL);			\
 			waitpid(self->kid, NULL, 0);			\
@@ -412,9 +443,7 @@ size_t np_count_s32(const __s32 *a, size_t n, __s32 v);
 									\
 	FIXTURE_TEARDOWN(name)						\
 	{								\
-		if (!_metadata->skip)					\
-			ksft_print_msg("took %ld ms\n",			\
-				       np_mono_ms() - self->t0);	\
+		NP_TOOK(self->t0);					\
 		np_kids_kill(&self->kids);				\
 		if (self->cg[0])					\
 			rmdir(self->cg);				\

@@ -43,6 +43,15 @@ void np_write_page(char *base, size_t i)
 	((volatile char *)base)[i * np_psz()] = (char)(i | 1);
 }
 
+char *np_written_pages(size_t n)
+{
+	char *p = np_pmd_map(n * np_psz(), 0);
+
+	for (size_t i = 0; p && i < n; i++)
+		np_write_page(p, i);
+	return p;
+}
+
 void np_read_page(char *base, size_t i)
 {
 	(void)((volatile char *)base)[i * np_psz()];

@@ -205,6 +205,72 @@ long np_read_long(const char *path)
 	       strtol(buf, NULL, 0);
 }
 
+static const char *const np_ksm_knobs[] = {
+	NP_KSM_RUN,
+	"/sys/kernel/mm/ksm/sleep_millisecs",
+	"/sys/kernel/mm/ksm/pages_to_scan",
+};
+
+int np_ksm_save(struct np_ksm *k)
+{
+	for (int i = 0; i < 3; i++) {
+		int ret = np_read_str(np_ksm_knobs[i], k->saved[i],
+				      sizeof(k->saved[i]));
+
+		if (ret)
+			return ret;
+	}
+	k->changed = 1;
+	return 0;
+}
+
+int np_ksm_fast(void)
+{
+	static const char *const fast[] = { "1", "10", "1000" };
+
+	for (int i = 2; i >= 0; i--) {
+		int ret = np_write_str(np_ksm_knobs[i], fast[i]);
+
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+void np_ksm_restore(struct np_ksm *k)
+{
+	for (int i = 2; k->changed && i >= 0; i--)
+		np_write_str(np_ksm_knobs[i], k->saved[i]);
+}
+
+void np_vfail(atomic_long *errors, atomic_long *logged, long max,
+	      const char *prefix, const char *fmt, va_list ap)
+{
+	atomic_fetch_add(errors, 1);
+	if (atomic_fetch_add(logged, 1) >= max)
+		return;
+	fprintf(stderr, "# %s", prefix);
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+}
+
+int np_bad_pids(int pids[NP_BAD_PIDS])
+{
+	long max = np_read_long("/proc/sys/kernel/pid_max");
+	int pid;
+
+	if (max <= 300)
+		return -1;
+	for (pid = max - 1; pid > 300; pid--)
+		if (kill(pid, 0) && errno == ESRCH)
+			break;
+	pids[0] = pid;
+	pids[1] = -1;
+	pids[2] = INT_MIN;
+	pids[3] = INT_MAX;
+	return 0;
+}
+
 
 void np_migrate_init(struct numaplace_migrate *m, int pid,
 		     __u32 flags, __u32 policy)
@@ -695,11 +761,10 @@ unsigned int np_time_scale(void)
 	return k < 1 || k > NP_TIMEOUT_SCALE_MAX ? 1 : k;
 }
 
-pid_t np_fork_ready(int (*fn)(void *arg), void *arg)
+pid_t np_fork_pipe(int *fd)
 {
 	int pfd[2];
 	pid_t pid;
-	char x;
 
 	if (pipe(pfd))
 		return -1;
@@ -709,23 +774,35 @@ pid_t np_fork_ready(int (*fn)(void *arg), void *arg)
 		close(pfd[1]);
 		return -1;
 	}
+	close(pfd[pid ? 1 : 0]);
+	*fd = pfd[pid ? 0 : 1];
+	return pid;
+}
+
+pid_t np_fork_ready(int (*fn)(void *arg), void *arg)
+{
+	pid_t pid;
+	char x;
+	int fd;
+
+	pid = np_fork_pipe(&fd);
+	if (pid < 0)
+		return -1;
 	if (!pid) {
-		close(pfd[0]);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (fn && fn(arg))
 			_exit(1);
-		if (write(pfd[1], "r", 1) != 1)
+		if (write(fd, "r", 1) != 1)
 			_exit(1);
 		for (;;)
 			pause();
 	}
-	close(pfd[1]);
-	if (read(pfd[0], &x, 1) != 1) {
+	if (read(fd, &x, 1) != 1) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		pid = -1;
 	}
-	close(pfd[0]);
+	close(fd);
 	return pid;
 }
 

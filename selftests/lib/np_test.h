@@ -11,6 +11,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -126,6 +128,42 @@ int np_read_str(const char *path, char *buf, size_t size);
 
 /* A number from a sysfs/procfs file, or -1. */
 long np_read_long(const char *path);
+
+/* ---- ksmd: run, sleep_millisecs, pages_to_scan ------------------------ */
+
+/* Writable where a test may control ksmd. */
+#define NP_KSM_RUN	"/sys/kernel/mm/ksm/run"
+
+/* ksmd's settings before a test changed them. */
+struct np_ksm {
+	char saved[3][32];
+	int changed;		/* saved: np_ksm_restore() puts them back */
+};
+
+/* Save ksmd's settings into @k: 0, or -errno. */
+int np_ksm_save(struct np_ksm *k);
+
+/* ksmd on and fast (1000 pages every 10 ms): 0, or -errno. */
+int np_ksm_fast(void);
+
+/* Put back what np_ksm_save() saved, if it did. */
+void np_ksm_restore(struct np_ksm *k);
+
+/*
+ * A failure in a test's thread or child: counted in *@errors; the first
+ * @max (*@logged counts them) printed to stderr, "# " @prefix message.
+ */
+void np_vfail(atomic_long *errors, atomic_long *logged, long max,
+	      const char *prefix, const char *fmt, va_list ap);
+
+/* The pids np_bad_pids() gives. */
+#define NP_BAD_PIDS	4
+
+/*
+ * Pids of no process: the highest free one below pid_max (down to 300),
+ * -1, INT_MIN and INT_MAX. 0, or -1 when pid_max is 300 or less.
+ */
+int np_bad_pids(int pids[NP_BAD_PIDS]);
 
 /*
  * ---- The model: what move_pages(2) answers for a page, from /proc ----
@@ -470,6 +508,13 @@ long np_mempolicy(int mode, int node);
 long np_mono_ms(void);
 
 /*
+ * fork() with a pipe from the child to its parent: *@fd is the pipe's
+ * write end in the child (fork() answered 0), its read end in the parent
+ * (the child's pid); the other end is closed. -1 on failure.
+ */
+pid_t np_fork_pipe(int *fd);
+
+/*
  * A child that dies with its parent (PR_SET_PDEATHSIG), runs @fn(@arg)
  * when @fn is set (non-zero: it exits before telling), tells its parent
  * through a pipe that it is ready and waits to be killed. Its pid once
@@ -525,6 +570,24 @@ int np_thp_setting(const char *path, char *out, size_t len);
  */
 int np_open_info(int *fd, struct numaplace_info *info, char *why,
 		 size_t len);
+
+/*
+ * In a fixture's setup or a test, a call @open(..., why, len) that
+ * answers as np_open_info() (np_query_open(), np_mig_open()): 0, or -1
+ * after a SKIP (it answered 1) or a failed step (it answered -errno; @why
+ * says which).
+ */
+#define NP_OPEN_SETUP(open, ...)					\
+	({								\
+		char _why[160];						\
+		int _ret = open(__VA_ARGS__, _why, sizeof(_why));	\
+									\
+		if (_ret > 0)						\
+			SKIP(, "%s", _why);				\
+		else							\
+			ASSERT_EQ(0, _ret) TH_LOG("%s", _why);		\
+		_ret ? -1 : 0;						\
+	})
 
 /*
  * np_ctx_init() for @fd and the caller itself, NUMA balancing off (its
@@ -912,16 +975,7 @@ int np_query_open(int *fd, struct np_ctx *c, struct numaplace_info *info,
 
 /* np_query_open() in a fixture's setup: 0, or -1 after a SKIP or failure. */
 #define NP_QUERY_SETUP(fd, c, info)					\
-	({								\
-		char _why[160];						\
-		int _ret = np_query_open(fd, c, info, _why, sizeof(_why)); \
-									\
-		if (_ret > 0)						\
-			SKIP(, "%s", _why);				\
-		else							\
-			ASSERT_EQ(0, _ret) TH_LOG("%s", _why);		\
-		_ret ? -1 : 0;						\
-	})
+	NP_OPEN_SETUP(np_query_open, fd, c, info)
 
 /*
  * A fixture @name with the device open for QUERY (fd, c, info); its setup
@@ -951,6 +1005,9 @@ int np_other_node(const struct numaplace_info *info, int node);
 /* Write (a byte of) page @i of @base; read one. */
 void np_write_page(char *base, size_t i);
 void np_read_page(char *base, size_t i);
+
+/* @n pages by np_pmd_map() (no THP), each written; NULL on failure. */
+char *np_written_pages(size_t n);
 
 /* The addresses of pages [0, n) of @base. */
 void np_fill_addrs(__u64 *addrs, const char *base, size_t n);

@@ -29,13 +29,8 @@ void np_rc_log(struct np_rc *x, const char *fmt, ...)
 {
 	va_list ap;
 
-	atomic_fetch_add(&x->errors, 1);
-	if (atomic_fetch_add(&x->logged, 1) >= NP_RC_LOG_MAX)
-		return;
 	va_start(ap, fmt);
-	fprintf(stderr, "# ");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\n");
+	np_vfail(&x->errors, &x->logged, NP_RC_LOG_MAX, "", fmt, ap);
 	va_end(ap);
 }
 
@@ -200,11 +195,12 @@ void *np_rc_watchdog(void *arg)
 	return NULL;
 }
 
-/* A random slice [*i, *i + *k) of the region. */
-static void np_rc_slice(struct np_rc *x, __u64 *rng, size_t *i, size_t *k)
+/* A random slice [*i, *i + *k) of the region: its first page. */
+static char *np_rc_slice(struct np_rc *x, __u64 *rng, size_t *i, size_t *k)
 {
 	*k = 1 + np_rc_rand(rng) % NP_RC_SLICE;
 	*i = np_rc_rand(rng) % (x->n - *k + 1);
+	return x->buf + *i * psz;
 }
 
 /* ---- disturbers ---------------------------------------------------- */
@@ -212,10 +208,8 @@ static void np_rc_slice(struct np_rc *x, __u64 *rng, size_t *i, size_t *k)
 void np_rc_munmap(struct np_rc *x, __u64 *rng)
 {
 	size_t i, k;
-	char *p;
+	char *p = np_rc_slice(x, rng, &i, &k);
 
-	np_rc_slice(x, rng, &i, &k);
-	p = x->buf + i * psz;
 	np_rc_lock_range(x, i, k);
 	munmap(p, k * psz);
 	np_rc_mark(x, i, k, NP_RC_GONE);
@@ -233,8 +227,7 @@ void np_rc_mremap(struct np_rc *x, __u64 *rng)
 	void *q;
 	char *p;
 
-	np_rc_slice(x, rng, &i, &k);
-	p = x->buf + i * psz;
+	p = np_rc_slice(x, rng, &i, &k);
 	len = k * psz;
 	np_rc_lock_range(x, i, k);
 	q = mremap(p, len, len, MREMAP_MAYMOVE | MREMAP_FIXED |
@@ -313,16 +306,14 @@ void np_rc_fork(struct np_rc *x, __u64 *rng)
 void np_rc_madvise(struct np_rc *x, __u64 *rng)
 {
 	size_t i, k;
-	char *p;
+	char *p = np_rc_slice(x, rng, &i, &k);
 
-	np_rc_slice(x, rng, &i, &k);
 	/*
 	 * Reclaim walks the rmap and flushes TLBs page by page: on an
 	 * overcommitted TCG host 32 pages at a time stalled vCPUs for 20 s
 	 * (soft lockups) while a migration waited for their IPIs.
 	 */
 	k = k > NP_RC_PAGEOUT_MAX ? NP_RC_PAGEOUT_MAX : k;
-	p = x->buf + i * psz;
 	np_rc_lock_range(x, i, k);
 	switch (np_rc_rand(rng) % 3) {
 	case 0:
@@ -363,10 +354,8 @@ void np_rc_dontneed_pmd(struct np_rc *x, __u64 *rng)
 void np_rc_mprotect(struct np_rc *x, __u64 *rng)
 {
 	size_t i, k;
-	char *p;
+	char *p = np_rc_slice(x, rng, &i, &k);
 
-	np_rc_slice(x, rng, &i, &k);
-	p = x->buf + i * psz;
 	np_rc_lock_range(x, i, k);
 	mprotect(p, k * psz, np_rc_rand(rng) & 1 ? PROT_NONE : PROT_READ);
 	usleep(np_rc_rand(rng) % NP_RC_PAUSE_US);
@@ -378,10 +367,8 @@ void np_rc_mprotect(struct np_rc *x, __u64 *rng)
 void np_rc_mlock(struct np_rc *x, __u64 *rng)
 {
 	size_t i, k;
-	char *p;
+	char *p = np_rc_slice(x, rng, &i, &k);
 
-	np_rc_slice(x, rng, &i, &k);
-	p = x->buf + i * psz;
 	mlock(p, k * psz);
 	usleep(np_rc_rand(rng) % NP_RC_PAUSE_US);
 	munlock(p, k * psz);
