@@ -574,16 +574,16 @@ NP_TEST_F(target, fd_from_nobody)
  * another process is -EPERM, and the page-table engine's INFO bits clear
  * (migrate-pt, and migrate-pt-thp, which they have without it) and its
  * flag is -EOPNOTSUPP, while the batched engine (exports only) stays.
- * 6.1 has no IBT and keeps everything. Where the text cannot be read, the
- * expectation is Debian's build. Reloads the module plainly at the end
- * (teardown).
+ * 6.1 has no IBT and keeps everything. Where the text cannot be read,
+ * the bits are not checked, only that the calls answer as they say.
+ * Reloads the module plainly at the end (teardown).
  */
 TEST_F_TIMEOUT(target, simulate_ibt, NP_TIMEOUT(60))
 {
 	NP_SKIPPED();
 	struct np_probe *r = &self->sh->probe;
 	struct numaplace_info info;
-	struct np_ibt_model ibt;
+	struct np_ibt_model ibt = { 0 };
 	char *own, val[8];
 	pid_t pid;
 	int ret;
@@ -605,26 +605,35 @@ TEST_F_TIMEOUT(target, simulate_ibt, NP_TIMEOUT(60))
 		EXPECT_STREQ("Y", val);
 	}
 	ret = np_ibt_model(&ibt, self->c.new_kernel);
-	if (ret) {
-		TH_LOG("kernel text unreadable (%s): Debian's build expected",
-		       strerror(-ret));
-		ibt = (struct np_ibt_model){ .exact = !self->c.new_kernel };
-		ibt.pt = ibt.flush = ibt.notify = ibt.exact;
-	}
-	TH_LOG("expected: ptrace-exact %d migrate-pt %d migrate-pt-thp %d access-flush %d access-notify %d",
-	       ibt.exact, ibt.pt, ibt.pt_thp, ibt.flush, ibt.notify);
 	self->fd = np_open();
 	ASSERT_GE(self->fd, 0);
 	ASSERT_EQ(0, np_get_info(self->fd, &info));
 	EXPECT_TRUE(info.features & NUMAPLACE_FEAT_QUERY);
-	EXPECT_EQ(ibt.exact, !!(info.features & NUMAPLACE_FEAT_PTRACE_EXACT));
-	EXPECT_EQ(ibt.pt, !!(info.features & NUMAPLACE_FEAT_MIGRATE_PT));
 	EXPECT_TRUE(info.features & NUMAPLACE_FEAT_MIGRATE_BATCH);
-	EXPECT_EQ(ibt.pt_thp, !!(info.features & NUMAPLACE_FEAT_MIGRATE_PT_THP));
 	/* The access scan reads with no internal; flush and notify need theirs. */
 	EXPECT_TRUE(info.features & NUMAPLACE_FEAT_ACCESS);
-	EXPECT_EQ(ibt.flush, !!(info.features & NUMAPLACE_FEAT_ACCESS_FLUSH));
-	EXPECT_EQ(ibt.notify, !!(info.features & NUMAPLACE_FEAT_ACCESS_NOTIFY));
+	if (ret) {
+		/*
+		 * No verdict on the bits (lockdown, no kcore): the calls
+		 * below must still agree with what INFO says.
+		 */
+		TH_LOG("kernel text unreadable (%s): INFO's bits not checked",
+		       strerror(-ret));
+		ibt.exact = info.features & NUMAPLACE_FEAT_PTRACE_EXACT;
+		ibt.pt = info.features & NUMAPLACE_FEAT_MIGRATE_PT;
+	} else {
+		TH_LOG("expected: ptrace-exact %d migrate-pt %d migrate-pt-thp %d access-flush %d access-notify %d",
+		       ibt.exact, ibt.pt, ibt.pt_thp, ibt.flush, ibt.notify);
+		EXPECT_EQ(ibt.exact,
+			  !!(info.features & NUMAPLACE_FEAT_PTRACE_EXACT));
+		EXPECT_EQ(ibt.pt, !!(info.features & NUMAPLACE_FEAT_MIGRATE_PT));
+		EXPECT_EQ(ibt.pt_thp,
+			  !!(info.features & NUMAPLACE_FEAT_MIGRATE_PT_THP));
+		EXPECT_EQ(ibt.flush,
+			  !!(info.features & NUMAPLACE_FEAT_ACCESS_FLUSH));
+		EXPECT_EQ(ibt.notify,
+			  !!(info.features & NUMAPLACE_FEAT_ACCESS_NOTIFY));
+	}
 
 	pid = np_kid(_metadata, self, NP_NOBODY, 1);
 	ASSERT_GT(pid, 0);

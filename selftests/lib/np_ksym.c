@@ -12,6 +12,7 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -26,27 +27,40 @@
  */
 #define NP_KSYM_ADDRESS_TAKEN "alloc_migration_target"
 
-/* A text symbol's address from /proc/kallsyms: 0, or -ENOENT, -EACCES. */
+/*
+ * A function's address from /proc/kallsyms, as kallsyms_lookup_name()
+ * finds it: the first line of that name (the lowest address), text or
+ * weak. 0, or -ENOENT, -EACCES (kptr_restrict shows zeros), -EIO.
+ */
 static int np_ksym_addr(const char *name, unsigned long *addr)
 {
-	char line[512], sym[256];
+	size_t len = 0, want = strlen(name);
+	char *line = NULL, *sym;
 	unsigned long a;
+	int ret = -ENOENT;
 	char type;
 	FILE *f;
-	int ret = -ENOENT;
 
 	f = fopen("/proc/kallsyms", "re");
 	if (!f)
 		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx %c %255s", &a, &type, sym) != 3 ||
-		    (type != 't' && type != 'T') || strcmp(sym, name))
+	/* "ADDR TYPE NAME[\t[MODULE]]\n"; a name may be KSYM_NAME_LEN long */
+	while (getline(&line, &len, f) > 0) {
+		int off = 0;
+
+		if (sscanf(line, "%lx %c %n", &a, &type, &off) != 2 || !off ||
+		    !strchr("tTwW", type))
 			continue;
-		/* kptr_restrict hides every address as 0 */
+		sym = line + off;
+		if (strncmp(sym, name, want) || !strchr("\t\n", sym[want]))
+			continue;	/* "\t\n" has a NUL too: the last line */
 		ret = a ? 0 : -EACCES;
 		*addr = a;
 		break;
 	}
+	if (ret == -ENOENT && ferror(f))
+		ret = -EIO;
+	free(line);
 	fclose(f);
 	return ret;
 }

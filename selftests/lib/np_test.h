@@ -579,7 +579,7 @@ int np_open_info(int *fd, struct numaplace_info *info, char *why,
  */
 #define NP_OPEN_SETUP(open, ...)					\
 	({								\
-		char _why[160] = "";					\
+		char _why[160] = "";						\
 		int _ret = open(__VA_ARGS__, _why, sizeof(_why));	\
 									\
 		if (_ret > 0)						\

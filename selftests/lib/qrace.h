@@ -255,7 +255,7 @@ int qr_set(struct qr_env *e, const char *path, const char *val);
 /* qr_env_open() in a fixture's setup: SKIP() or a failed assertion. */
 #define QR_ENV_SETUP(e)							\
 	do {								\
-		char _why[160];						\
+		char _why[160] = "";						\
 		int _ret = qr_env_open(e, _why, sizeof(_why));		\
 									\
 		if (_ret > 0)						\
