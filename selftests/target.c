@@ -102,21 +102,19 @@ static int np_ibt_model(struct np_ibt_model *m, bool new_kernel)
 
 	if (ibt < 0)
 		return ibt;
-	ret = np_ibt_callable(lookup, ibt, &any) ?:
-	      np_ibt_callable(exact, ibt, &m->exact) ?:
+	*m = (struct np_ibt_model){ 0 };
+	ret = np_ibt_callable(lookup, ibt, &any);
+	/* A sealed kallsyms_lookup_name: ksyms.c resolves nothing at all. */
+	if (ret || !any)
+		return ret;
+	ret = np_ibt_callable(exact, ibt, &m->exact) ?:
 	      np_ibt_callable(pt, ibt, &m->pt) ?:
 	      np_ibt_callable(pt_thp, ibt, &m->pt_thp) ?:
 	      np_ibt_callable(flush, ibt, &m->flush) ?:
 	      np_ibt_callable(notify, ibt, &m->notify);
-	if (ret)
-		return ret;
-	m->exact = any && m->exact;
-	m->pt = any && m->pt;
 	/* 6.1 has no PMD path at all (the module does not build it) */
 	m->pt_thp = new_kernel && m->pt && m->pt_thp;
-	m->flush = any && m->flush;
-	m->notify = any && m->notify;
-	return 0;
+	return ret;
 }
 
 /*
