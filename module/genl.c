@@ -47,7 +47,8 @@ static int np_put_u64(struct sk_buff *skb, int type, u64 v, int pad)
 	return nla_put_u64_64bit(skb, type, v, pad);
 }
 
-static int np_genl_stats_fill_global(struct sk_buff *skb, u32 portid, u32 seq)
+/* The global counters' attributes; -EMSGSIZE when the message is full. */
+static int np_genl_stats_put_global(struct sk_buff *skb)
 {
 	static const u8 attrs[NP_STAT_MAX] = {
 		[NP_STAT_QUERY_CALLS] = NUMAPLACE_A_STATS_QUERY_CALLS,
@@ -68,16 +69,11 @@ static int np_genl_stats_fill_global(struct sk_buff *skb, u32 portid, u32 seq)
 	struct np_stats_sum sum;
 	struct nlattr *nest;
 	unsigned int i, e, p;
-	void *hdr;
 
-	hdr = genlmsg_put(skb, portid, seq, &np_genl_family, NLM_F_MULTI,
-			  NUMAPLACE_NL_CMD_STATS_GET);
-	if (!hdr)
-		return -EMSGSIZE;
 	np_stats_sum(&sum);
 	for (i = 0; i < NP_STAT_MAX; i++)
 		if (np_put_u64(skb, attrs[i], sum.stat[i], NUMAPLACE_A_STATS_PAD))
-			goto cancel;
+			return -EMSGSIZE;
 	for (i = 0; i < NUMAPLACE_FAIL_MAX; i++) {
 		if (!sum.fail[i])
 			continue;
@@ -86,7 +82,7 @@ static int np_genl_stats_fill_global(struct sk_buff *skb, u32 portid, u32 seq)
 		    nla_put_u32(skb, NUMAPLACE_A_FAIL_ERRNO, np_fail_errno(i)) ||
 		    np_put_u64(skb, NUMAPLACE_A_FAIL_PAGES, sum.fail[i],
 			       NUMAPLACE_A_FAIL_PAD))
-			goto cancel;
+			return -EMSGSIZE;
 		nla_nest_end(skb, nest);
 	}
 	for (e = 0; e < NP_STAT_ENGINES; e++) {
@@ -99,36 +95,27 @@ static int np_genl_stats_fill_global(struct sk_buff *skb, u32 portid, u32 seq)
 			    nla_put_u32(skb, NUMAPLACE_A_PHASE_PHASE, p) ||
 			    np_put_u64(skb, NUMAPLACE_A_PHASE_NS,
 				       sum.phase_ns[e][p], NUMAPLACE_A_PHASE_PAD))
-				goto cancel;
+				return -EMSGSIZE;
 			nla_nest_end(skb, nest);
 		}
 	}
-	genlmsg_end(skb, hdr);
 	return 0;
-cancel:
-	genlmsg_cancel(skb, hdr);
-	return -EMSGSIZE;
 }
 
-static int np_genl_stats_fill_node(struct sk_buff *skb, u32 portid, u32 seq,
-				   int nid)
+/* Node @nid's counters' attributes; -EMSGSIZE when the message is full. */
+static int np_genl_stats_put_node(struct sk_buff *skb, int nid)
 {
 	struct np_stats_node sum;
 	struct nlattr *nest;
 	unsigned int o;
-	void *hdr;
 
-	hdr = genlmsg_put(skb, portid, seq, &np_genl_family, NLM_F_MULTI,
-			  NUMAPLACE_NL_CMD_STATS_GET);
-	if (!hdr)
-		return -EMSGSIZE;
 	np_stats_sum_node(nid, &sum);
 	if (nla_put_u32(skb, NUMAPLACE_A_STATS_NODE, nid) ||
 	    np_put_u64(skb, NUMAPLACE_A_STATS_PAGES_IN, sum.pages_in,
 		       NUMAPLACE_A_STATS_PAD) ||
 	    np_put_u64(skb, NUMAPLACE_A_STATS_PAGES_OUT, sum.pages_out,
 		       NUMAPLACE_A_STATS_PAD))
-		goto cancel;
+		return -EMSGSIZE;
 	for (o = 0; o < NP_STAT_ORDERS; o++) {
 		if (!sum.folios_in[o] && !sum.folios_out[o])
 			continue;
@@ -138,14 +125,37 @@ static int np_genl_stats_fill_node(struct sk_buff *skb, u32 portid, u32 seq,
 			       sum.folios_in[o], NUMAPLACE_A_ORDER_PAD) ||
 		    np_put_u64(skb, NUMAPLACE_A_ORDER_FOLIOS_OUT,
 			       sum.folios_out[o], NUMAPLACE_A_ORDER_PAD))
-			goto cancel;
+			return -EMSGSIZE;
 		nla_nest_end(skb, nest);
+	}
+	return 0;
+}
+
+/*
+ * One STATS_GET message: the global counters for @nid NUMA_NO_NODE, else
+ * node @nid's. A message that does not fit is taken back whole
+ * (genlmsg_cancel() drops the open nests with it).
+ */
+static int np_genl_stats_fill(struct sk_buff *skb, u32 portid, u32 seq,
+			      int nid)
+{
+	void *hdr;
+	int ret;
+
+	hdr = genlmsg_put(skb, portid, seq, &np_genl_family, NLM_F_MULTI,
+			  NUMAPLACE_NL_CMD_STATS_GET);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (nid == NUMA_NO_NODE)
+		ret = np_genl_stats_put_global(skb);
+	else
+		ret = np_genl_stats_put_node(skb, nid);
+	if (ret) {
+		genlmsg_cancel(skb, hdr);
+		return ret;
 	}
 	genlmsg_end(skb, hdr);
 	return 0;
-cancel:
-	genlmsg_cancel(skb, hdr);
-	return -EMSGSIZE;
 }
 
 /* cb->args[0]: 0 for the global message, then node id + 1. */
@@ -156,7 +166,7 @@ int numaplace_nl_stats_get_dumpit(struct sk_buff *skb, struct netlink_callback *
 	int ret;
 
 	if (idx == 0) {
-		ret = np_genl_stats_fill_global(skb, portid, seq);
+		ret = np_genl_stats_fill(skb, portid, seq, NUMA_NO_NODE);
 		if (ret)
 			return skb->len ?: ret;
 		idx = 1;
@@ -164,7 +174,7 @@ int numaplace_nl_stats_get_dumpit(struct sk_buff *skb, struct netlink_callback *
 	for (; idx <= nr_node_ids; idx++) {
 		if (!node_online(idx - 1))
 			continue;
-		ret = np_genl_stats_fill_node(skb, portid, seq, idx - 1);
+		ret = np_genl_stats_fill(skb, portid, seq, idx - 1);
 		if (ret)
 			break;
 	}
