@@ -43,12 +43,20 @@ tools: $(BUILD)/lib/libnumaplace.so $(BUILD)/lib/libnumaplace.a \
        $(BUILD)/bin/numaplace $(BUILD)/bin/np-workload $(BUILD)/bin/np-demo-compare \
        $(BUILD)/lib/libnumaplace-preload.so selftests $(UNITS)
 
+comma := ,
+# tier_scan stands in for the kernel: the library's calls of the module
+# and of sysfs go to the test's __wrap_ functions.
+UNIT_WRAP_tier_scan := numaplace_info numaplace_supports numaplace_move_pages \
+	numaplace_access_runs np_tier_read_node_masks np_tier_read_node_mem \
+	np_tier_read_task_nodes
+
 # The harness headers are written for -Wall (as the kernel's selftests).
 $(BUILD)/unit/%: tools/lib/tests/%.c tools/lib/numaplace.h $(wildcard uapi/linux/*.h) \
-		$(KSFT)/kselftest_harness.h $(BUILD)/lib/libnumaplace.a
+		$(wildcard tools/lib/*.h) $(KSFT)/kselftest_harness.h $(BUILD)/lib/libnumaplace.a
 	@mkdir -p $(@D)
 	$(CC) -O2 -g -Wall -Werror -std=gnu11 -D_GNU_SOURCE -Iuapi -Itools/lib -I$(KSFT) \
-		-o $@ $< $(BUILD)/lib/libnumaplace.a -lpthread
+		-o $@ $< $(BUILD)/lib/libnumaplace.a -lpthread \
+		$(addprefix -Wl$(comma)--wrap=,$(UNIT_WRAP_$*))
 
 # Always entered: lib.mk knows what is out of date.
 ## selftests: the kselftest collection (selftests/Makefile), installed into build/ksft-install

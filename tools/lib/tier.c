@@ -620,12 +620,43 @@ static int np_tier_plan_leaf(struct numaplace_tier *t,
 }
 
 /*
+ * The end of the stretch of states equal to @was that starts at @i
+ * (before @end): four states a compare while they match, as a page's
+ * state is the same as its neighbours' in a hot or a cold range.
+ */
+static unsigned int np_tier_stretch_end(const __u16 *st, unsigned int i,
+					unsigned int end, __u16 was)
+{
+	const __u64 four = was * 0x0001000100010001ULL;
+	__u64 w;
+
+	for (; i + 4 <= end; i += 4) {
+		memcpy(&w, st + i, sizeof(w));
+		if (w != four)
+			break;
+	}
+	while (i < end && st[i] == was)
+		i++;
+	return i;
+}
+
+/* States [@i, @end) set to @now, four a store. */
+static void np_tier_stretch_set(__u16 *st, unsigned int i, unsigned int end,
+				__u16 now)
+{
+	const __u64 four = now * 0x0001000100010001ULL;
+
+	for (; i + 4 <= end; i += 4)
+		memcpy(st + i, &four, sizeof(four));
+	for (; i < end; i++)
+		st[i] = now;
+}
+
+/*
  * Pages [first, first + nr) of a run (@kind, on @node), in chunk @c. A
  * page's next state, class and hold depend on its state and the run's
- * young bit alone: a page whose state is its predecessor's gets the
- * predecessor's answers without working them out again (a hot or cold
- * stretch has one state, so a run costs one update, then a compare and
- * a store a page).
+ * young bit alone: a stretch of pages with one state (a hot or a cold
+ * range has one) is worked out once, then stored and counted whole.
  */
 static int np_tier_scan_pages(struct numaplace_tier *t,
 			      struct np_tier_target *tg,
@@ -633,46 +664,44 @@ static int np_tier_scan_pages(struct numaplace_tier *t,
 			      unsigned int nr, int node, __u32 kind)
 {
 	unsigned int up[NP_TIER_CHUNK_PAGES], down[NP_TIER_CHUNK_PAGES];
-	unsigned int i, nr_up = 0, nr_down = 0;
+	unsigned int i, j, k, end = first + nr, nr_up = 0, nr_down = 0;
 	bool young = kind & NUMAPLACE_KIND_YOUNG;
 	bool slow = np_tier_isset(t->slow, node);
 	bool fast = np_tier_isset(t->fast, node);
 	struct numaplace_tier_period *out = t->out;
-	enum np_tier_class cls = NP_TIER_WARM;
-	__u16 *st, was = 0, now = 0;
-	bool held = false;
+	enum np_tier_class cls;
+	__u16 was, now;
 	int ret;
 
 	out->nr_scanned += nr;
 	if (young)
 		out->nr_young += nr;
-	for (i = first; i < first + nr; i++) {
-		st = &c->st[i];
-		if (i == first || *st != was) {
-			was = *st;
-			now = np_tier_page_scan(was, young, &t->p, &cls);
-			held = np_tier_page_held(now, t->p.hold_scans);
-		}
-		*st = now;
+	for (i = first; i < end; i = j) {
+		was = c->st[i];
+		now = np_tier_page_scan(was, young, &t->p, &cls);
+		j = np_tier_stretch_end(c->st, i + 1, end, was);
+		np_tier_stretch_set(c->st, i, j, now);
 		if (cls == NP_TIER_HOT) {
-			out->nr_hot++;
+			out->nr_hot += j - i;
 			if (!slow)
 				continue;
 		} else if (cls == NP_TIER_COLD) {
-			out->nr_cold++;
+			out->nr_cold += j - i;
 			if (!fast || !t->need[node])
 				continue;
 		} else {
 			continue;
 		}
-		if (held) {
-			out->nr_held++;
+		if (np_tier_page_held(now, t->p.hold_scans)) {
+			out->nr_held += j - i;
 			continue;
 		}
-		if (cls == NP_TIER_HOT)
-			up[nr_up++] = i;
-		else
-			down[nr_down++] = i;
+		for (k = i; k < j; k++) {
+			if (cls == NP_TIER_HOT)
+				up[nr_up++] = k;
+			else
+				down[nr_down++] = k;
+		}
 	}
 	if (kind & NUMAPLACE_KIND_PMD) {
 		ret = np_tier_plan_leaf(t, tg, c, first, nr, nr_up, node, true);
