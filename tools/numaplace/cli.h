@@ -76,6 +76,21 @@ struct np_cmd_desc {
 	unsigned int exits;
 };
 
+/*
+ * Entries of an np_opt table, as perf's OPT_BOOLEAN() and OPT_STRING():
+ * a long option without an argument (--NAME), one with an argument
+ * (--NAME ARG), both with a @val above 255, and -p/--pid PID.
+ */
+#define NP_OPT_FLAG(name, val, help) \
+	{ name, 0, no_argument, val, NULL, help }
+#define NP_OPT_ARG(name, val, arg, help) \
+	{ name, 0, required_argument, val, arg, help }
+#define NP_OPT_PID(help) \
+	{ "pid", 'p', required_argument, 'p', "PID", help }
+
+/* A struct np_cmd_desc's @opts and @nr_opts, from one array. */
+#define NP_CMD_OPTS(array)	.opts = (array), .nr_opts = NP_ARRAY_SIZE(array)
+
 #define NP_EXIT_BIT(code)	(1U << (code))
 /* What every command that talks to the module may exit with. */
 #define NP_EXITS_BASE	(NP_EXIT_BIT(NP_EXIT_OK) | NP_EXIT_BIT(NP_EXIT_FAIL) | \

@@ -111,25 +111,23 @@ enum { NP_OPT_ALL = 256, NP_OPT_JSON, NP_OPT_MOVE_ALL, NP_OPT_ENGINE,
        NP_OPT_SPLIT };
 
 static const struct np_opt np_migrate_opts[] = {
-	{ "pid", 'p', required_argument, 'p', "PID",
-	  "the process whose pages move" },
+	NP_OPT_PID("the process whose pages move"),
 	{ "to", 't', required_argument, 't', "NODE", "every page to NODE" },
 	{ "interleave", 'i', required_argument, 'i', "LIST",
 	  "round-robin over the nodes of LIST (0,1 or 0-3),\n"
 	  "a folio at a time" },
 	{ "cpu", 'c', required_argument, 'c', "CPU", "to the node of CPU" },
-	{ "all", 0, no_argument, NP_OPT_ALL, NULL,
-	  "every VMA of the process (the default); the\n"
-	  "kernel's special mappings ([vdso], [vvar], ...)\n"
-	  "are skipped" },
-	{ "move-all", 0, no_argument, NP_OPT_MOVE_ALL, NULL,
-	  "also pages other processes map (CAP_SYS_NICE)" },
-	{ "engine", 0, required_argument, NP_OPT_ENGINE, "ENGINE",
-	  "only this engine: kernel, vma, batch or pt" },
-	{ "split-ok", 0, no_argument, NP_OPT_SPLIT, NULL,
-	  "large folios may be split to move" },
-	{ "json", 0, no_argument, NP_OPT_JSON, NULL,
-	  "print the summary as JSON" },
+	NP_OPT_FLAG("all", NP_OPT_ALL,
+		    "every VMA of the process (the default); the\n"
+		    "kernel's special mappings ([vdso], [vvar], ...)\n"
+		    "are skipped"),
+	NP_OPT_FLAG("move-all", NP_OPT_MOVE_ALL,
+		    "also pages other processes map (CAP_SYS_NICE)"),
+	NP_OPT_ARG("engine", NP_OPT_ENGINE, "ENGINE",
+		   "only this engine: kernel, vma, batch or pt"),
+	NP_OPT_FLAG("split-ok", NP_OPT_SPLIT,
+		    "large folios may be split to move"),
+	NP_OPT_FLAG("json", NP_OPT_JSON, "print the summary as JSON"),
 };
 
 static const struct np_cmd_desc np_migrate_desc = {
@@ -137,8 +135,7 @@ static const struct np_cmd_desc np_migrate_desc = {
 	.synopsis = "-p PID (--to NODE | --interleave N,M,... | --cpu CPU)\n"
 		    "                         [RANGE | --all] [--move-all] [--engine ENGINE]\n"
 		    "                         [--split-ok] [--json]",
-	.opts = np_migrate_opts,
-	.nr_opts = NP_ARRAY_SIZE(np_migrate_opts),
+	NP_CMD_OPTS(np_migrate_opts),
 	.operands = NP_RANGE_HELP,
 	.exits = NP_EXITS_PROC | NP_EXIT_BIT(NP_EXIT_NODE) |
 		 NP_EXIT_BIT(NP_EXIT_PARTIAL),

@@ -74,25 +74,22 @@ enum { NP_OPT_ALL = 256, NP_OPT_JSON, NP_OPT_RUNS, NP_OPT_ACCESS,
 	NP_OPT_CLEAR_ACCESS };
 
 static const struct np_opt np_query_opts[] = {
-	{ "pid", 'p', required_argument, 'p', "PID",
-	  "the process to look at (default: numaplace itself)" },
-	{ "all", 0, no_argument, NP_OPT_ALL, NULL,
-	  "every VMA of the process (the default)" },
-	{ "json", 0, no_argument, NP_OPT_JSON, NULL,
-	  "print JSON instead of a table" },
-	{ "runs", 0, no_argument, NP_OPT_RUNS, NULL,
-	  "also list the runs: start, pages, node, kind" },
-	{ "access", 0, no_argument, NP_OPT_ACCESS, NULL,
-	  "the runs with their young and dirty bits (--runs)" },
-	{ "clear-access", 0, no_argument, NP_OPT_CLEAR_ACCESS, NULL,
-	  "the same, and clear the young bits (TLB flushed)" },
+	NP_OPT_PID("the process to look at (default: numaplace itself)"),
+	NP_OPT_FLAG("all", NP_OPT_ALL,
+		    "every VMA of the process (the default)"),
+	NP_OPT_FLAG("json", NP_OPT_JSON, "print JSON instead of a table"),
+	NP_OPT_FLAG("runs", NP_OPT_RUNS,
+		    "also list the runs: start, pages, node, kind"),
+	NP_OPT_FLAG("access", NP_OPT_ACCESS,
+		    "the runs with their young and dirty bits (--runs)"),
+	NP_OPT_FLAG("clear-access", NP_OPT_CLEAR_ACCESS,
+		    "the same, and clear the young bits (TLB flushed)"),
 };
 
 static const struct np_cmd_desc np_query_desc = {
 	.name = "query",
 	.synopsis = "[-p PID] [RANGE | --all] [--json] [--runs | --access | --clear-access]",
-	.opts = np_query_opts,
-	.nr_opts = NP_ARRAY_SIZE(np_query_opts),
+	NP_CMD_OPTS(np_query_opts),
 	.operands = NP_RANGE_HELP,
 	.exits = NP_EXITS_PROC,
 };

@@ -46,11 +46,9 @@ struct np_watch_cmd {
 enum { NP_OPT_JSON = 256, NP_OPT_COUNT };
 
 static const struct np_opt np_watch_opts[] = {
-	{ "pid", 'p', required_argument, 'p', "PID",
-	  "the process (default: this one, which is of little use)" },
-	{ "json", 0, no_argument, NP_OPT_JSON, NULL, "one JSON object per line" },
-	{ "count", 0, required_argument, NP_OPT_COUNT, "N",
-	  "stop after N records" },
+	NP_OPT_PID("the process (default: this one, which is of little use)"),
+	NP_OPT_FLAG("json", NP_OPT_JSON, "one JSON object per line"),
+	NP_OPT_ARG("count", NP_OPT_COUNT, "N", "stop after N records"),
 };
 
 static const struct np_cmd_desc np_watch_desc = {
@@ -61,8 +59,7 @@ static const struct np_cmd_desc np_watch_desc = {
 		 "compaction, swap, unmap): time, pid, the record's number, reason,\n"
 		 "changed sub-range and pages, and per node the pages before -> after.\n"
 		 "Ends when the range or the process is gone, or on SIGINT/SIGTERM.",
-	.opts = np_watch_opts,
-	.nr_opts = NP_ARRAY_SIZE(np_watch_opts),
+	NP_CMD_OPTS(np_watch_opts),
 	.operands = "  START-END|START+LEN   the range, in hex as /proc/PID/maps",
 	.exits = NP_EXITS_PROC,
 };
