@@ -88,6 +88,12 @@ struct np_cmd_desc {
 #define NP_OPT_PID(help) \
 	{ "pid", 'p', required_argument, 'p', "PID", help }
 
+/*
+ * The @val of the long options several commands share; a command's own
+ * long options take theirs from NP_OPT_CMD on.
+ */
+enum { NP_OPT_ALL = 256, NP_OPT_JSON, NP_OPT_CMD };
+
 /* A struct np_cmd_desc's @opts and @nr_opts, from one array. */
 #define NP_CMD_OPTS(array)	.opts = (array), .nr_opts = NP_ARRAY_SIZE(array)
 
@@ -176,6 +182,20 @@ int np_range_arg(const struct np_cmd_desc *desc, const char *s,
 	"  RANGE                 START-END or START+LEN, in hex as /proc/PID/maps"
 int np_range_operand(const struct np_cmd_desc *desc, int argc, char **argv,
 		     int all, struct np_range *r);
+
+/* What the commands on a process's pages take alike (query, migrate). */
+struct np_proc_args {
+	int pid;			/* -p PID; 0: not given */
+	int all, json;			/* --all, --json */
+	struct np_range range;		/* RANGE, if given */
+};
+
+/*
+ * -p PID, --all or --json (other options: nothing) into @a: NP_EXIT_OK,
+ * or NP_EXIT_USAGE (said). An np_opt_cb's default case (opts.c).
+ */
+int np_proc_opt(const struct np_cmd_desc *desc, struct np_proc_args *a,
+		int opt, const char *arg);
 /* A whole decimal pid, 1 to INT_MAX. 0 or -EINVAL. */
 int np_parse_pid(const char *s, int *pid);
 /*

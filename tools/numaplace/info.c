@@ -11,8 +11,6 @@
 #include "numaplace.h"
 #include "output.h"
 
-enum { NP_OPT_JSON = 256 };
-
 static const struct np_opt np_info_opts[] = {
 	NP_OPT_FLAG("json", NP_OPT_JSON, "print JSON instead of text"),
 };

@@ -107,8 +107,7 @@ static int np_set_engine(struct np_migrate_cmd *c, const char *arg)
 	return NP_EXIT_USAGE;
 }
 
-enum { NP_OPT_ALL = 256, NP_OPT_JSON, NP_OPT_MOVE_ALL, NP_OPT_ENGINE,
-       NP_OPT_SPLIT };
+enum { NP_OPT_MOVE_ALL = NP_OPT_CMD, NP_OPT_ENGINE, NP_OPT_SPLIT };
 
 static const struct np_opt np_migrate_opts[] = {
 	NP_OPT_PID("the process whose pages move"),
@@ -146,18 +145,10 @@ static int np_migrate_opt(void *data, int opt, const char *arg)
 	struct np_migrate_cmd *c = data;
 
 	switch (opt) {
-	case 'p':
-		return np_opt_pid(&np_migrate_desc, arg, &c->pid);
 	case 't':
 	case 'i':
 	case 'c':
 		return np_set_target(c, opt, arg);
-	case NP_OPT_ALL:
-		c->all = 1;
-		break;
-	case NP_OPT_JSON:
-		c->json = 1;
-		break;
 	case NP_OPT_MOVE_ALL:
 		c->flags |= NUMAPLACE_MIGRATE_MOVE_ALL;
 		break;
@@ -170,6 +161,8 @@ static int np_migrate_opt(void *data, int opt, const char *arg)
 	case NP_OPT_SPLIT:
 		c->flags |= NUMAPLACE_MIGRATE_SPLIT_OK;
 		break;
+	default:
+		return np_proc_opt(&np_migrate_desc, &c->proc, opt, arg);
 	}
 	return NP_EXIT_OK;
 }
@@ -182,10 +175,11 @@ static int np_migrate_args(struct np_migrate_cmd *c, int argc, char **argv)
 
 	if (ret)
 		return ret;
-	if (!c->pid || !c->target_arg)
-		return np_usage_error(d, "%s", !c->pid ? "-p PID is required" :
+	if (!c->proc.pid || !c->target_arg)
+		return np_usage_error(d, "%s", !c->proc.pid ?
+				      "-p PID is required" :
 				      "give a target: --to NODE, --interleave N,M,... or --cpu CPU");
-	return np_range_operand(d, argc, argv, c->all, &c->range);
+	return np_range_operand(d, argc, argv, c->proc.all, &c->proc.range);
 }
 
 /* Pieces allocated at first: a process's VMAs, often fewer. */
@@ -251,8 +245,8 @@ static int np_add_vma(void *data, unsigned long long start,
 
 static int np_migrate_maps(struct np_migrate_cmd *c)
 {
-	return np_read_range_maps("numaplace migrate", c->pid, &c->range,
-				  np_add_vma, c);
+	return np_read_range_maps("numaplace migrate", c->proc.pid,
+				  &c->proc.range, np_add_vma, c);
 }
 
 /* The handshake: the device, its migration support and the engine. */
@@ -301,7 +295,7 @@ static int np_migrate_pieces(struct np_migrate_cmd *c)
 				next = c->todo.v[i].end;
 			memset(&m, 0, sizeof(m));
 			m.flags = c->flags;
-			m.pid = c->pid;
+			m.pid = c->proc.pid;
 			m.policy = c->policy;
 			m.start = addr;
 			m.len = next - addr;
@@ -347,7 +341,7 @@ int np_cmd_migrate(int argc, char **argv)
 	if (!ret && np_partial(&c.sum))
 		ret = NP_EXIT_PARTIAL;
 	/* After an error the text summary says what had been done. */
-	if ((c.json || ret == NP_EXIT_OK || ret == NP_EXIT_PARTIAL ||
+	if ((c.proc.json || ret == NP_EXIT_OK || ret == NP_EXIT_PARTIAL ||
 	     c.done_bytes) && np_migrate_print(&c, ret)) {
 		fprintf(stderr, "numaplace: out of memory\n");
 		if (ret == NP_EXIT_OK || ret == NP_EXIT_PARTIAL)

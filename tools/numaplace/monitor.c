@@ -33,8 +33,6 @@ struct np_monitor {
 	int rejoin;		/* the family was registered again */
 };
 
-enum { NP_OPT_JSON = 256 };
-
 static const struct np_opt np_monitor_opts[] = {
 	NP_OPT_FLAG("json", NP_OPT_JSON, "one JSON object per line"),
 };

@@ -34,7 +34,7 @@ struct np_stats_cmd {
 	char **argv;
 };
 
-enum { NP_OPT_JSON = 256, NP_OPT_PROM };
+enum { NP_OPT_PROM = NP_OPT_CMD };
 
 static const struct np_opt np_stats_opts[] = {
 	NP_OPT_FLAG("json", NP_OPT_JSON, "one JSON object per line"),

@@ -43,7 +43,7 @@ struct np_watch_cmd {
 	long count;		/* records to print, 0: no limit */
 };
 
-enum { NP_OPT_JSON = 256, NP_OPT_COUNT };
+enum { NP_OPT_COUNT = NP_OPT_CMD };
 
 static const struct np_opt np_watch_opts[] = {
 	NP_OPT_PID("the process (default: this one, which is of little use)"),
