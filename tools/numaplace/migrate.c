@@ -188,12 +188,8 @@ static int np_migrate_args(struct np_migrate_cmd *c, int argc, char **argv)
 static int np_pieces_add(struct np_pieces *p, unsigned long long start,
 			 unsigned long long end, const char *name)
 {
-	struct np_piece *v = np_array_grow(p->v, &p->cap, p->nr, sizeof(*v),
-					   NP_PIECES_FIRST);
-
-	if (!v)
+	if (np_array_reserve(p->v, &p->cap, p->nr, NP_PIECES_FIRST))
 		return -ENOMEM;
-	p->v = v;
 	p->v[p->nr].name = strdup(name);
 	if (!p->v[p->nr].name)
 		return -ENOMEM;

@@ -99,14 +99,11 @@ static int np_add_row(struct np_query_cmd *c, unsigned long long start,
 		      unsigned long long end, const char *perms,
 		      const char *name)
 {
-	struct np_row *rows = np_array_grow(c->rows, &c->cap_rows, c->nr_rows,
-					    sizeof(*rows), NP_ROWS_FIRST);
 	struct np_row *row;
 
-	if (!rows)
+	if (np_array_reserve(c->rows, &c->cap_rows, c->nr_rows, NP_ROWS_FIRST))
 		return -ENOMEM;
-	c->rows = rows;
-	row = &rows[c->nr_rows];
+	row = &c->rows[c->nr_rows];
 	memset(row, 0, sizeof(*row));
 	row->start = start;
 	row->end = end;

@@ -173,11 +173,9 @@ static int np_st_node(struct np_st *st, const struct np_st_parse *p)
 	unsigned int i;
 	__u32 o;
 
-	nd = np_array_grow(st->nodes, &st->cap_nodes, st->nr_nodes,
-			   sizeof(*nd), NP_ST_NODES_FIRST);
-	if (!nd)
+	if (np_array_reserve(st->nodes, &st->cap_nodes, st->nr_nodes,
+			     NP_ST_NODES_FIRST))
 		return -ENOMEM;
-	st->nodes = nd;
 	nd = &st->nodes[st->nr_nodes++];
 	memset(nd, 0, sizeof(*nd));
 	nd->node = mnl_attr_get_u32(p->tb[NUMAPLACE_A_STATS_NODE]);
