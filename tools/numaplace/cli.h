@@ -183,7 +183,7 @@ int np_range_arg(const struct np_cmd_desc *desc, const char *s,
 int np_range_operand(const struct np_cmd_desc *desc, int argc, char **argv,
 		     int all, struct np_range *r);
 
-/* What the commands on a process's pages take alike (query, migrate). */
+/* What the commands on a process's pages take alike (query, migrate, watch). */
 struct np_proc_args {
 	int pid;			/* -p PID; 0: not given */
 	int all, json;			/* --all, --json */
