@@ -8,6 +8,7 @@
 #ifndef NP_ARRAY_H
 #define NP_ARRAY_H
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -31,5 +32,18 @@ static inline void *np_array_grow(void *v, size_t *cap, size_t nr,
 		*cap = n;
 	return v;
 }
+
+/*
+ * np_array_grow() of the array @v (its pointer, set to the array grown)
+ * of @nr entries of its type: 0, or -ENOMEM with @v as it was.
+ */
+#define np_array_reserve(v, cap, nr, first) ({				\
+	__typeof__(v) __np_grown = np_array_grow((v), (cap), (nr),	\
+						 sizeof(*(v)), (first));	\
+									\
+	if (__np_grown)							\
+		(v) = __np_grown;					\
+	__np_grown ? 0 : -ENOMEM;					\
+})
 
 #endif /* NP_ARRAY_H */

@@ -340,7 +340,7 @@ struct np_tier_vma {
 static long np_tier_read_vmas(int pid, struct np_tier_vma **out)
 {
 	unsigned long long start, end;
-	struct np_tier_vma *v = NULL, *grown;
+	struct np_tier_vma *v = NULL;
 	char line[NP_TIER_MAPS_LINE], perms[8];
 	size_t nr = 0, cap = 0;
 	bool rest = false;
@@ -363,14 +363,11 @@ static long np_tier_read_vmas(int pid, struct np_tier_vma **out)
 			continue;
 		if (!strncmp(perms, "---", 3) || !strncmp(line + name, "[v", 2))
 			continue;
-		grown = np_array_grow(v, &cap, nr, sizeof(*v),
-				      NP_TIER_VMAS_FIRST);
-		if (!grown) {
+		if (np_array_reserve(v, &cap, nr, NP_TIER_VMAS_FIRST)) {
 			free(v);
 			fclose(f);
 			return -ENOMEM;
 		}
-		v = grown;
 		v[nr++] = (struct np_tier_vma){ start, end };
 	}
 	fclose(f);
@@ -380,7 +377,6 @@ static long np_tier_read_vmas(int pid, struct np_tier_vma **out)
 
 NP_EXPORT int numaplace_tier_add(struct numaplace_tier *t, int pid)
 {
-	struct np_tier_target *grown;
 	struct np_tier_vma *vmas = NULL;
 	size_t nr_runs, done;
 	__u64 start_time, start_code;
@@ -404,11 +400,9 @@ NP_EXPORT int numaplace_tier_add(struct numaplace_tier *t, int pid)
 	free(vmas);
 	if (ret)
 		return ret;
-	grown = np_array_grow(t->targets, &t->cap_targets, t->nr_targets,
-			      sizeof(*grown), NP_TIER_TARGETS_FIRST);
-	if (!grown)
+	if (np_array_reserve(t->targets, &t->cap_targets, t->nr_targets,
+			     NP_TIER_TARGETS_FIRST))
 		return -ENOMEM;
-	t->targets = grown;
 	t->targets[t->nr_targets++] = (struct np_tier_target){
 		.pid = pid, .start_time = start_time,
 		.start_code = start_code };
@@ -487,13 +481,8 @@ NP_EXPORT int numaplace_tier_classes(const struct numaplace_tier *t, int pid,
 static int np_tier_chunks_push(struct np_tier_chunks *c,
 			       struct np_tier_chunk *chunk)
 {
-	struct np_tier_chunk **grown;
-
-	grown = np_array_grow(c->v, &c->cap, c->nr, sizeof(*grown),
-			      NP_TIER_CHUNKS_FIRST);
-	if (!grown)
+	if (np_array_reserve(c->v, &c->cap, c->nr, NP_TIER_CHUNKS_FIRST))
 		return -ENOMEM;
-	c->v = grown;
 	c->v[c->nr++] = chunk;
 	return 0;
 }
@@ -532,13 +521,9 @@ static struct np_tier_chunk *np_tier_chunk_get(struct np_tier_scan *sc,
 static int np_tier_push_move(struct numaplace_tier *t, __u64 addr, __u16 *st,
 			     unsigned int nr, int to, bool promote)
 {
-	struct np_tier_move *grown;
-
-	grown = np_array_grow(t->moves, &t->cap_moves, t->nr_moves,
-			      sizeof(*grown), NP_TIER_MOVES_FIRST);
-	if (!grown)
+	if (np_array_reserve(t->moves, &t->cap_moves, t->nr_moves,
+			     NP_TIER_MOVES_FIRST))
 		return -ENOMEM;
-	t->moves = grown;
 	t->moves[t->nr_moves++] = (struct np_tier_move){ addr, st, nr, to,
 							 promote };
 	return 0;

@@ -76,6 +76,27 @@ struct np_cmd_desc {
 	unsigned int exits;
 };
 
+/*
+ * Entries of an np_opt table, as perf's OPT_BOOLEAN() and OPT_STRING():
+ * a long option without an argument (--NAME), one with an argument
+ * (--NAME ARG), both with a @val above 255, and -p/--pid PID.
+ */
+#define NP_OPT_FLAG(name, val, help) \
+	{ name, 0, no_argument, val, NULL, help }
+#define NP_OPT_ARG(name, val, arg, help) \
+	{ name, 0, required_argument, val, arg, help }
+#define NP_OPT_PID(help) \
+	{ "pid", 'p', required_argument, 'p', "PID", help }
+
+/*
+ * The @val of the long options several commands share; a command's own
+ * long options take theirs from NP_OPT_CMD on.
+ */
+enum { NP_OPT_ALL = 256, NP_OPT_JSON, NP_OPT_CMD };
+
+/* A struct np_cmd_desc's @opts and @nr_opts, from one array. */
+#define NP_CMD_OPTS(array)	.opts = (array), .nr_opts = NP_ARRAY_SIZE(array)
+
 #define NP_EXIT_BIT(code)	(1U << (code))
 /* What every command that talks to the module may exit with. */
 #define NP_EXITS_BASE	(NP_EXIT_BIT(NP_EXIT_OK) | NP_EXIT_BIT(NP_EXIT_FAIL) | \
@@ -161,6 +182,20 @@ int np_range_arg(const struct np_cmd_desc *desc, const char *s,
 	"  RANGE                 START-END or START+LEN, in hex as /proc/PID/maps"
 int np_range_operand(const struct np_cmd_desc *desc, int argc, char **argv,
 		     int all, struct np_range *r);
+
+/* What the commands on a process's pages take alike (query, migrate, watch). */
+struct np_proc_args {
+	int pid;			/* -p PID; 0: not given */
+	int all, json;			/* --all, --json */
+	struct np_range range;		/* RANGE, if given */
+};
+
+/*
+ * -p PID, --all or --json (other options: nothing) into @a: NP_EXIT_OK,
+ * or NP_EXIT_USAGE (said). An np_opt_cb's default case (opts.c).
+ */
+int np_proc_opt(const struct np_cmd_desc *desc, struct np_proc_args *a,
+		int opt, const char *arg);
 /* A whole decimal pid, 1 to INT_MAX. 0 or -EINVAL. */
 int np_parse_pid(const char *s, int *pid);
 /*

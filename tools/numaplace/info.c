@@ -11,10 +11,8 @@
 #include "numaplace.h"
 #include "output.h"
 
-enum { NP_OPT_JSON = 256 };
-
 static const struct np_opt np_info_opts[] = {
-	{ "json", 0, no_argument, NP_OPT_JSON, NULL, "print JSON instead of text" },
+	NP_OPT_FLAG("json", NP_OPT_JSON, "print JSON instead of text"),
 };
 
 static const struct np_cmd_desc np_info_desc = {
@@ -22,8 +20,7 @@ static const struct np_cmd_desc np_info_desc = {
 	.synopsis = "[--json]",
 	.about = "Print the module's ABI version, its ioctls, the nodes online and\n"
 		 "with memory, and the features this kernel allows.",
-	.opts = np_info_opts,
-	.nr_opts = NP_ARRAY_SIZE(np_info_opts),
+	NP_CMD_OPTS(np_info_opts),
 	.exits = NP_EXITS_BASE,
 };
 

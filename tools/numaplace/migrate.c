@@ -107,29 +107,26 @@ static int np_set_engine(struct np_migrate_cmd *c, const char *arg)
 	return NP_EXIT_USAGE;
 }
 
-enum { NP_OPT_ALL = 256, NP_OPT_JSON, NP_OPT_MOVE_ALL, NP_OPT_ENGINE,
-       NP_OPT_SPLIT };
+enum { NP_OPT_MOVE_ALL = NP_OPT_CMD, NP_OPT_ENGINE, NP_OPT_SPLIT };
 
 static const struct np_opt np_migrate_opts[] = {
-	{ "pid", 'p', required_argument, 'p', "PID",
-	  "the process whose pages move" },
+	NP_OPT_PID("the process whose pages move"),
 	{ "to", 't', required_argument, 't', "NODE", "every page to NODE" },
 	{ "interleave", 'i', required_argument, 'i', "LIST",
 	  "round-robin over the nodes of LIST (0,1 or 0-3),\n"
 	  "a folio at a time" },
 	{ "cpu", 'c', required_argument, 'c', "CPU", "to the node of CPU" },
-	{ "all", 0, no_argument, NP_OPT_ALL, NULL,
-	  "every VMA of the process (the default); the\n"
-	  "kernel's special mappings ([vdso], [vvar], ...)\n"
-	  "are skipped" },
-	{ "move-all", 0, no_argument, NP_OPT_MOVE_ALL, NULL,
-	  "also pages other processes map (CAP_SYS_NICE)" },
-	{ "engine", 0, required_argument, NP_OPT_ENGINE, "ENGINE",
-	  "only this engine: kernel, vma, batch or pt" },
-	{ "split-ok", 0, no_argument, NP_OPT_SPLIT, NULL,
-	  "large folios may be split to move" },
-	{ "json", 0, no_argument, NP_OPT_JSON, NULL,
-	  "print the summary as JSON" },
+	NP_OPT_FLAG("all", NP_OPT_ALL,
+		    "every VMA of the process (the default); the\n"
+		    "kernel's special mappings ([vdso], [vvar], ...)\n"
+		    "are skipped"),
+	NP_OPT_FLAG("move-all", NP_OPT_MOVE_ALL,
+		    "also pages other processes map (CAP_SYS_NICE)"),
+	NP_OPT_ARG("engine", NP_OPT_ENGINE, "ENGINE",
+		   "only this engine: kernel, vma, batch or pt"),
+	NP_OPT_FLAG("split-ok", NP_OPT_SPLIT,
+		    "large folios may be split to move"),
+	NP_OPT_FLAG("json", NP_OPT_JSON, "print the summary as JSON"),
 };
 
 static const struct np_cmd_desc np_migrate_desc = {
@@ -137,8 +134,7 @@ static const struct np_cmd_desc np_migrate_desc = {
 	.synopsis = "-p PID (--to NODE | --interleave N,M,... | --cpu CPU)\n"
 		    "                         [RANGE | --all] [--move-all] [--engine ENGINE]\n"
 		    "                         [--split-ok] [--json]",
-	.opts = np_migrate_opts,
-	.nr_opts = NP_ARRAY_SIZE(np_migrate_opts),
+	NP_CMD_OPTS(np_migrate_opts),
 	.operands = NP_RANGE_HELP,
 	.exits = NP_EXITS_PROC | NP_EXIT_BIT(NP_EXIT_NODE) |
 		 NP_EXIT_BIT(NP_EXIT_PARTIAL),
@@ -149,18 +145,10 @@ static int np_migrate_opt(void *data, int opt, const char *arg)
 	struct np_migrate_cmd *c = data;
 
 	switch (opt) {
-	case 'p':
-		return np_opt_pid(&np_migrate_desc, arg, &c->pid);
 	case 't':
 	case 'i':
 	case 'c':
 		return np_set_target(c, opt, arg);
-	case NP_OPT_ALL:
-		c->all = 1;
-		break;
-	case NP_OPT_JSON:
-		c->json = 1;
-		break;
 	case NP_OPT_MOVE_ALL:
 		c->flags |= NUMAPLACE_MIGRATE_MOVE_ALL;
 		break;
@@ -173,6 +161,8 @@ static int np_migrate_opt(void *data, int opt, const char *arg)
 	case NP_OPT_SPLIT:
 		c->flags |= NUMAPLACE_MIGRATE_SPLIT_OK;
 		break;
+	default:
+		return np_proc_opt(&np_migrate_desc, &c->proc, opt, arg);
 	}
 	return NP_EXIT_OK;
 }
@@ -185,10 +175,11 @@ static int np_migrate_args(struct np_migrate_cmd *c, int argc, char **argv)
 
 	if (ret)
 		return ret;
-	if (!c->pid || !c->target_arg)
-		return np_usage_error(d, "%s", !c->pid ? "-p PID is required" :
+	if (!c->proc.pid || !c->target_arg)
+		return np_usage_error(d, "%s", !c->proc.pid ?
+				      "-p PID is required" :
 				      "give a target: --to NODE, --interleave N,M,... or --cpu CPU");
-	return np_range_operand(d, argc, argv, c->all, &c->range);
+	return np_range_operand(d, argc, argv, c->proc.all, &c->proc.range);
 }
 
 /* Pieces allocated at first: a process's VMAs, often fewer. */
@@ -197,12 +188,8 @@ static int np_migrate_args(struct np_migrate_cmd *c, int argc, char **argv)
 static int np_pieces_add(struct np_pieces *p, unsigned long long start,
 			 unsigned long long end, const char *name)
 {
-	struct np_piece *v = np_array_grow(p->v, &p->cap, p->nr, sizeof(*v),
-					   NP_PIECES_FIRST);
-
-	if (!v)
+	if (np_array_reserve(p->v, &p->cap, p->nr, NP_PIECES_FIRST))
 		return -ENOMEM;
-	p->v = v;
 	p->v[p->nr].name = strdup(name);
 	if (!p->v[p->nr].name)
 		return -ENOMEM;
@@ -254,8 +241,8 @@ static int np_add_vma(void *data, unsigned long long start,
 
 static int np_migrate_maps(struct np_migrate_cmd *c)
 {
-	return np_read_range_maps("numaplace migrate", c->pid, &c->range,
-				  np_add_vma, c);
+	return np_read_range_maps("numaplace migrate", c->proc.pid,
+				  &c->proc.range, np_add_vma, c);
 }
 
 /* The handshake: the device, its migration support and the engine. */
@@ -304,7 +291,7 @@ static int np_migrate_pieces(struct np_migrate_cmd *c)
 				next = c->todo.v[i].end;
 			memset(&m, 0, sizeof(m));
 			m.flags = c->flags;
-			m.pid = c->pid;
+			m.pid = c->proc.pid;
 			m.policy = c->policy;
 			m.start = addr;
 			m.len = next - addr;
@@ -350,7 +337,7 @@ int np_cmd_migrate(int argc, char **argv)
 	if (!ret && np_partial(&c.sum))
 		ret = NP_EXIT_PARTIAL;
 	/* After an error the text summary says what had been done. */
-	if ((c.json || ret == NP_EXIT_OK || ret == NP_EXIT_PARTIAL ||
+	if ((c.proc.json || ret == NP_EXIT_OK || ret == NP_EXIT_PARTIAL ||
 	     c.done_bytes) && np_migrate_print(&c, ret)) {
 		fprintf(stderr, "numaplace: out of memory\n");
 		if (ret == NP_EXIT_OK || ret == NP_EXIT_PARTIAL)

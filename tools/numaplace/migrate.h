@@ -22,7 +22,7 @@ struct np_pieces {
 };
 
 struct np_migrate_cmd {
-	int pid;
+	struct np_proc_args proc;	/* -p PID (required), RANGE, --json */
 	unsigned int policy;		/* NUMAPLACE_POLICY_* */
 	int node;			/* --to */
 	unsigned int cpu;		/* --cpu */
@@ -30,8 +30,6 @@ struct np_migrate_cmd {
 	const char *target_arg;		/* the target as given */
 	unsigned int flags;		/* NUMAPLACE_MIGRATE_* */
 	const char *engine;		/* --engine, or NULL */
-	int all, json;
-	struct np_range range;		/* RANGE, if given */
 	struct numaplace_info info;
 	struct np_pieces todo;		/* what goes to the module */
 	struct np_pieces skipped;	/* special mappings left alone */

@@ -113,11 +113,12 @@ int np_report_error(const struct np_migrate_cmd *c, int err,
 
 	switch (err) {
 	case ESRCH:
-		fprintf(stderr, "numaplace migrate: no process %d\n", c->pid);
+		fprintf(stderr, "numaplace migrate: no process %d\n",
+			c->proc.pid);
 		return np_exit_of(err);
 	case EPERM:
 		fprintf(stderr, "numaplace migrate: not allowed to move the pages of process %d%s\n",
-			c->pid, c->flags & NUMAPLACE_MIGRATE_MOVE_ALL ?
+			c->proc.pid, c->flags & NUMAPLACE_MIGRATE_MOVE_ALL ?
 			" (--move-all needs CAP_SYS_NICE)" :
 			" (needs the right to ptrace it)");
 		return np_exit_of(err);
@@ -150,13 +151,13 @@ int np_report_error(const struct np_migrate_cmd *c, int err,
 	case EACCES:
 		if (c->policy == NUMAPLACE_POLICY_NODE)
 			fprintf(stderr, "numaplace migrate: node %d is not allowed by the cpuset of process %d\n",
-				c->node, c->pid);
+				c->node, c->proc.pid);
 		else if (c->policy == NUMAPLACE_POLICY_CPU)
 			fprintf(stderr, "numaplace migrate: the node of CPU %u is not allowed by the cpuset of process %d\n",
-				c->cpu, c->pid);
+				c->cpu, c->proc.pid);
 		else
 			fprintf(stderr, "numaplace migrate: a node of %s is not allowed by the cpuset of process %d\n",
-				c->target_arg, c->pid);
+				c->target_arg, c->proc.pid);
 		return NP_EXIT_NODE;
 	case EINVAL:
 		if (c->policy == NUMAPLACE_POLICY_CPU) {
@@ -267,10 +268,10 @@ int np_migrate_print(const struct np_migrate_cmd *c, int status)
 	enum np_print novma;
 	struct np_out o;
 
-	if (np_out_begin(&o, c->json ? NP_FMT_JSON : NP_FMT_TEXT))
+	if (np_out_begin(&o, c->proc.json ? NP_FMT_JSON : NP_FMT_TEXT))
 		return -ENOMEM;
 	np_print_text(&o, "%-12s", "process");
-	np_print_int(&o, NP_PRINT_ANY, "pid", " %lld\n", c->pid);
+	np_print_int(&o, NP_PRINT_ANY, "pid", " %lld\n", c->proc.pid);
 	np_print_target(&o, c);
 	np_print_bool(&o, NP_PRINT_JSON, "complete", NULL,
 		      status == NP_EXIT_OK || status == NP_EXIT_PARTIAL);
@@ -293,7 +294,7 @@ int np_migrate_print(const struct np_migrate_cmd *c, int status)
 	    s->nr_failed[NUMAPLACE_FAIL_EBUSY])
 		np_print_text(&o, "%-12s the vma engine moves base pages only: large folios (THPs) need --split-ok\n",
 			      "");
-	if (c->range.set) {
+	if (c->proc.range.set) {
 		/* JSON: always with a range; text: when there are some. */
 		novma = c->nr_novma_pages ? NP_PRINT_ANY : NP_PRINT_JSON;
 		if (c->nr_novma_pages)
@@ -328,12 +329,13 @@ int np_maps_error(const struct np_migrate_cmd *c, int err)
 {
 	switch (err) {
 	case ESRCH:
-		fprintf(stderr, "numaplace migrate: no process %d\n", c->pid);
+		fprintf(stderr, "numaplace migrate: no process %d\n",
+			c->proc.pid);
 		break;
 	case EACCES:
 	case EPERM:
 		fprintf(stderr, "numaplace migrate: not allowed to read /proc/%d/maps\n",
-			c->pid);
+			c->proc.pid);
 		break;
 	case ENOMEM:
 		fprintf(stderr, "numaplace: out of memory\n");
@@ -342,7 +344,7 @@ int np_maps_error(const struct np_migrate_cmd *c, int err)
 		break;	/* said where it happened */
 	default:
 		fprintf(stderr, "numaplace migrate: /proc/%d/maps: %s\n",
-			c->pid, strerror(err));
+			c->proc.pid, strerror(err));
 	}
 	return np_exit_of(err);
 }

@@ -33,10 +33,8 @@ struct np_monitor {
 	int rejoin;		/* the family was registered again */
 };
 
-enum { NP_OPT_JSON = 256 };
-
 static const struct np_opt np_monitor_opts[] = {
-	{ "json", 0, no_argument, NP_OPT_JSON, NULL, "one JSON object per line" },
+	NP_OPT_FLAG("json", NP_OPT_JSON, "one JSON object per line"),
 };
 
 static const struct np_cmd_desc np_monitor_desc = {
@@ -47,8 +45,7 @@ static const struct np_cmd_desc np_monitor_desc = {
 		 "its throughput, the engines that moved pages, pages that did not\n"
 		 "move and the call's error; and a line per placement-watch record\n"
 		 "of any watch (as `numaplace watch` prints it).",
-	.opts = np_monitor_opts,
-	.nr_opts = NP_ARRAY_SIZE(np_monitor_opts),
+	NP_CMD_OPTS(np_monitor_opts),
 	.exits = NP_EXITS_BASE | NP_EXIT_BIT(NP_EXIT_PERM),
 };
 

@@ -207,3 +207,19 @@ int np_opt_pid(const struct np_cmd_desc *d, const char *arg, int *pid)
 {
 	return np_parse_pid(arg, pid) ? np_bad_arg(d, "pid", arg) : NP_EXIT_OK;
 }
+
+int np_proc_opt(const struct np_cmd_desc *d, struct np_proc_args *a, int opt,
+		const char *arg)
+{
+	switch (opt) {
+	case 'p':
+		return np_opt_pid(d, arg, &a->pid);
+	case NP_OPT_ALL:
+		a->all = 1;
+		break;
+	case NP_OPT_JSON:
+		a->json = 1;
+		break;
+	}
+	return NP_EXIT_OK;
+}

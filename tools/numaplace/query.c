@@ -34,10 +34,9 @@ struct np_row {
 };
 
 struct np_query_cmd {
-	int pid;			/* 0: the caller (this tool) */
-	int all, json, runs;
+	struct np_proc_args proc;	/* pid 0: the caller (this tool) */
+	int runs;
 	unsigned int access;		/* -1U: no access scan, else its flags */
-	struct np_range range;		/* RANGE, if given */
 	struct numaplace_info info;
 	unsigned int nr_nodes;		/* info.nr_node_ids, at least 1 */
 	unsigned char *show_node;	/* nr_nodes flags: node has a column */
@@ -70,29 +69,25 @@ static const struct np_bits np_kind_bits = {
 	np_kind_names, NP_ARRAY_SIZE(np_kind_names), ",", "-", 1,
 };
 
-enum { NP_OPT_ALL = 256, NP_OPT_JSON, NP_OPT_RUNS, NP_OPT_ACCESS,
-	NP_OPT_CLEAR_ACCESS };
+enum { NP_OPT_RUNS = NP_OPT_CMD, NP_OPT_ACCESS, NP_OPT_CLEAR_ACCESS };
 
 static const struct np_opt np_query_opts[] = {
-	{ "pid", 'p', required_argument, 'p', "PID",
-	  "the process to look at (default: numaplace itself)" },
-	{ "all", 0, no_argument, NP_OPT_ALL, NULL,
-	  "every VMA of the process (the default)" },
-	{ "json", 0, no_argument, NP_OPT_JSON, NULL,
-	  "print JSON instead of a table" },
-	{ "runs", 0, no_argument, NP_OPT_RUNS, NULL,
-	  "also list the runs: start, pages, node, kind" },
-	{ "access", 0, no_argument, NP_OPT_ACCESS, NULL,
-	  "the runs with their young and dirty bits (--runs)" },
-	{ "clear-access", 0, no_argument, NP_OPT_CLEAR_ACCESS, NULL,
-	  "the same, and clear the young bits (TLB flushed)" },
+	NP_OPT_PID("the process to look at (default: numaplace itself)"),
+	NP_OPT_FLAG("all", NP_OPT_ALL,
+		    "every VMA of the process (the default)"),
+	NP_OPT_FLAG("json", NP_OPT_JSON, "print JSON instead of a table"),
+	NP_OPT_FLAG("runs", NP_OPT_RUNS,
+		    "also list the runs: start, pages, node, kind"),
+	NP_OPT_FLAG("access", NP_OPT_ACCESS,
+		    "the runs with their young and dirty bits (--runs)"),
+	NP_OPT_FLAG("clear-access", NP_OPT_CLEAR_ACCESS,
+		    "the same, and clear the young bits (TLB flushed)"),
 };
 
 static const struct np_cmd_desc np_query_desc = {
 	.name = "query",
 	.synopsis = "[-p PID] [RANGE | --all] [--json] [--runs | --access | --clear-access]",
-	.opts = np_query_opts,
-	.nr_opts = NP_ARRAY_SIZE(np_query_opts),
+	NP_CMD_OPTS(np_query_opts),
 	.operands = NP_RANGE_HELP,
 	.exits = NP_EXITS_PROC,
 };
@@ -104,14 +99,11 @@ static int np_add_row(struct np_query_cmd *c, unsigned long long start,
 		      unsigned long long end, const char *perms,
 		      const char *name)
 {
-	struct np_row *rows = np_array_grow(c->rows, &c->cap_rows, c->nr_rows,
-					    sizeof(*rows), NP_ROWS_FIRST);
 	struct np_row *row;
 
-	if (!rows)
+	if (np_array_reserve(c->rows, &c->cap_rows, c->nr_rows, NP_ROWS_FIRST))
 		return -ENOMEM;
-	c->rows = rows;
-	row = &rows[c->nr_rows];
+	row = &c->rows[c->nr_rows];
 	memset(row, 0, sizeof(*row));
 	row->start = start;
 	row->end = end;
@@ -146,12 +138,14 @@ static int np_query_maps(struct np_query_cmd *c)
 	char path[64];
 	int ret;
 
-	ret = np_read_range_maps("numaplace", c->pid, &c->range, np_add_vma, c);
+	ret = np_read_range_maps("numaplace", c->proc.pid, &c->proc.range,
+				 np_add_vma, c);
 	if (ret == -ENOMEM) {
 		fprintf(stderr, "numaplace: out of memory\n");
 	} else if (ret && ret != -EIO) {
-		if (c->pid)
-			snprintf(path, sizeof(path), "/proc/%d/maps", c->pid);
+		if (c->proc.pid)
+			snprintf(path, sizeof(path), "/proc/%d/maps",
+				 c->proc.pid);
 		else
 			snprintf(path, sizeof(path), "/proc/self/maps");
 		fprintf(stderr, "numaplace: %s: %s\n", path, strerror(-ret));
@@ -169,7 +163,7 @@ static int np_query_rows(struct np_query_cmd *c)
 	for (i = 0; i < c->nr_rows; i++) {
 		struct np_row *row = &c->rows[i];
 
-		ret = numaplace_query_totals(c->pid,
+		ret = numaplace_query_totals(c->proc.pid,
 					     (void *)(uintptr_t)row->start,
 					     row->end - row->start,
 					     row->node_pages, c->nr_nodes,
@@ -225,16 +219,17 @@ static int np_print_row_runs(struct np_out *o, const struct np_query_cmd *c,
 			     struct numaplace_run *buf)
 {
 	unsigned long long addr = row->start;
+	int pid = c->proc.pid;
 	size_t nr, done, i;
 	int ret;
 
 	while (addr < row->end) {
 		if (c->access == -1U)
-			ret = numaplace_query_runs(c->pid, (void *)(uintptr_t)addr,
+			ret = numaplace_query_runs(pid, (void *)(uintptr_t)addr,
 						   row->end - addr, buf,
 						   NP_RUNS_BATCH, &nr, &done);
 		else
-			ret = numaplace_access_runs(c->pid, (void *)(uintptr_t)addr,
+			ret = numaplace_access_runs(pid, (void *)(uintptr_t)addr,
 						    row->end - addr, c->access,
 						    buf, NP_RUNS_BATCH, &nr,
 						    &done, NULL);
@@ -397,11 +392,11 @@ static int np_query_print(const struct np_query_cmd *c,
 	size_t i;
 	int ret;
 
-	if (np_out_begin(&o, c->json ? NP_FMT_JSON : NP_FMT_TEXT))
+	if (np_out_begin(&o, c->proc.json ? NP_FMT_JSON : NP_FMT_TEXT))
 		return -ENOMEM;
 	np_query_fmt(c, &f);
 	np_print_int(&o, NP_PRINT_JSON, "pid", NULL,
-		     c->pid ? c->pid : (int)getpid());
+		     c->proc.pid ? c->proc.pid : (int)getpid());
 	np_print_uint(&o, NP_PRINT_JSON, "page_size", NULL, c->info.page_size);
 	np_out_arr_open(&o, "nodes", 0);
 	for (n = 0; n < c->nr_nodes; n++)
@@ -413,7 +408,7 @@ static int np_query_print(const struct np_query_cmd *c,
 	for (i = 0; i < c->nr_rows; i++) {
 		np_out_obj_open(&o, NULL, 0);
 		np_print_row(&o, c, &c->rows[i], &f);
-		if (c->runs && c->json) {
+		if (c->runs && c->proc.json) {
 			np_out_arr_open(&o, "runs", 0);
 			ret = np_print_row_runs(&o, c, &c->rows[i], buf);
 			if (ret)
@@ -425,7 +420,7 @@ static int np_query_print(const struct np_query_cmd *c,
 	np_out_close(&o);
 	np_print_text(&o, "\n");
 	np_print_totals(&o, c, &f);
-	if (c->runs && !c->json) {
+	if (c->runs && !c->proc.json) {
 		np_print_text(&o, "\n%16s %10s %8s  %s\n", "START", "PAGES",
 			      "NODE", "KIND");
 		for (i = 0; i < c->nr_rows; i++) {
@@ -472,14 +467,6 @@ static int np_query_opt(void *data, int opt, const char *arg)
 	struct np_query_cmd *c = data;
 
 	switch (opt) {
-	case 'p':
-		return np_opt_pid(&np_query_desc, arg, &c->pid);
-	case NP_OPT_ALL:
-		c->all = 1;
-		break;
-	case NP_OPT_JSON:
-		c->json = 1;
-		break;
 	case NP_OPT_RUNS:
 		c->runs = 1;
 		break;
@@ -491,6 +478,8 @@ static int np_query_opt(void *data, int opt, const char *arg)
 		c->runs = 1;
 		c->access = NUMAPLACE_QUERY_CLEAR_ACCESS;
 		break;
+	default:
+		return np_proc_opt(&np_query_desc, &c->proc, opt, arg);
 	}
 	return NP_EXIT_OK;
 }
@@ -500,8 +489,8 @@ static int np_query_args(struct np_query_cmd *c, int argc, char **argv)
 {
 	int ret = np_parse_opts(&np_query_desc, argc, argv, np_query_opt, c);
 
-	return ret ? ret : np_range_operand(&np_query_desc, argc, argv, c->all,
-					    &c->range);
+	return ret ? ret : np_range_operand(&np_query_desc, argc, argv,
+					    c->proc.all, &c->proc.range);
 }
 
 static void np_query_free(struct np_query_cmd *c)

@@ -34,15 +34,14 @@ struct np_stats_cmd {
 	char **argv;
 };
 
-enum { NP_OPT_JSON = 256, NP_OPT_PROM };
+enum { NP_OPT_PROM = NP_OPT_CMD };
 
 static const struct np_opt np_stats_opts[] = {
-	{ "json", 0, no_argument, NP_OPT_JSON, NULL,
-	  "one JSON object per line" },
-	{ "prometheus", 0, no_argument, NP_OPT_PROM, NULL,
-	  "the text exposition format, for node_exporter's\n"
-	  "textfile collector (write a temporary file, then\n"
-	  "rename it into the collector's directory)" },
+	NP_OPT_FLAG("json", NP_OPT_JSON, "one JSON object per line"),
+	NP_OPT_FLAG("prometheus", NP_OPT_PROM,
+		    "the text exposition format, for node_exporter's\n"
+		    "textfile collector (write a temporary file, then\n"
+		    "rename it into the collector's directory)"),
 	{ "watch", 'w', optional_argument, 'w', "SECONDS",
 	  "redraw every SECONDS (default 1) with rates per\n"
 	  "second, until interrupted; with --json a line per\n"
@@ -52,8 +51,7 @@ static const struct np_opt np_stats_opts[] = {
 static const struct np_cmd_desc np_stats_desc = {
 	.name = "stats",
 	.synopsis = "[--json | --prometheus] [--watch [SECONDS]]",
-	.opts = np_stats_opts,
-	.nr_opts = NP_ARRAY_SIZE(np_stats_opts),
+	NP_CMD_OPTS(np_stats_opts),
 	.exits = NP_EXITS_BASE,
 };
 

@@ -93,6 +93,13 @@ static int np_st_nest_cb(const struct nlattr *attr, void *data)
 	return MNL_CB_OK;
 }
 
+/* The attributes of the nest @a into @n, those it lacks NULL. */
+static void np_st_nest_parse(const struct nlattr *a, struct np_st_nest *n)
+{
+	memset(n, 0, sizeof(*n));
+	mnl_attr_parse_nested(a, np_st_nest_cb, n);
+}
+
 static __u64 np_get_u64(const struct nlattr *attr)
 {
 	return attr ? mnl_attr_get_u64(attr) : 0;
@@ -134,8 +141,7 @@ static void np_st_global(struct np_st *st, const struct np_st_parse *p)
 	st->access_cleared = np_get_u64(p->tb[NUMAPLACE_A_STATS_ACCESS_CLEARED]);
 	st->access_flushes = np_get_u64(p->tb[NUMAPLACE_A_STATS_ACCESS_FLUSHES]);
 	for (i = 0; i < p->nr_fail; i++) {
-		memset(&n, 0, sizeof(n));
-		mnl_attr_parse_nested(p->fail[i], np_st_nest_cb, &n);
+		np_st_nest_parse(p->fail[i], &n);
 		if (np_nest_u32(&n, NUMAPLACE_A_FAIL_ERRNO, &err))
 			continue;
 		/* Several reasons may share an errno (0: the others). */
@@ -152,8 +158,7 @@ static void np_st_global(struct np_st *st, const struct np_st_parse *p)
 		st->fail[e].pages += np_nest_u64(&n, NUMAPLACE_A_FAIL_PAGES);
 	}
 	for (i = 0; i < p->nr_phase; i++) {
-		memset(&n, 0, sizeof(n));
-		mnl_attr_parse_nested(p->phase[i], np_st_nest_cb, &n);
+		np_st_nest_parse(p->phase[i], &n);
 		if (np_nest_u32(&n, NUMAPLACE_A_PHASE_ENGINE, &eng) ||
 		    np_nest_u32(&n, NUMAPLACE_A_PHASE_PHASE, &ph) || !eng ||
 		    ph >= NP_ST_PHASES)
@@ -173,19 +178,16 @@ static int np_st_node(struct np_st *st, const struct np_st_parse *p)
 	unsigned int i;
 	__u32 o;
 
-	nd = np_array_grow(st->nodes, &st->cap_nodes, st->nr_nodes,
-			   sizeof(*nd), NP_ST_NODES_FIRST);
-	if (!nd)
+	if (np_array_reserve(st->nodes, &st->cap_nodes, st->nr_nodes,
+			     NP_ST_NODES_FIRST))
 		return -ENOMEM;
-	st->nodes = nd;
 	nd = &st->nodes[st->nr_nodes++];
 	memset(nd, 0, sizeof(*nd));
 	nd->node = mnl_attr_get_u32(p->tb[NUMAPLACE_A_STATS_NODE]);
 	nd->pages_in = np_get_u64(p->tb[NUMAPLACE_A_STATS_PAGES_IN]);
 	nd->pages_out = np_get_u64(p->tb[NUMAPLACE_A_STATS_PAGES_OUT]);
 	for (i = 0; i < p->nr_order; i++) {
-		memset(&n, 0, sizeof(n));
-		mnl_attr_parse_nested(p->order[i], np_st_nest_cb, &n);
+		np_st_nest_parse(p->order[i], &n);
 		if (np_nest_u32(&n, NUMAPLACE_A_ORDER_ORDER, &o) ||
 		    o >= NP_ST_ORDERS)
 			continue;

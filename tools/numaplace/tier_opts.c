@@ -27,53 +27,51 @@
 #define NP_TIER_INTERVAL_NS	NP_NS_PER_S
 
 enum {
-	NP_OPT_CGROUP = 256, NP_OPT_FAST, NP_OPT_SLOW, NP_OPT_INTERVAL,
+	NP_OPT_CGROUP = NP_OPT_CMD, NP_OPT_FAST, NP_OPT_SLOW, NP_OPT_INTERVAL,
 	NP_OPT_COUNT, NP_OPT_HISTORY, NP_OPT_HOT, NP_OPT_COLD, NP_OPT_HOLD,
 	NP_OPT_SPREAD, NP_OPT_WATERMARK, NP_OPT_RATE, NP_OPT_NO_FLUSH,
-	NP_OPT_DRY_RUN, NP_OPT_JSON, NP_OPT_PROM,
+	NP_OPT_DRY_RUN, NP_OPT_PROM,
 };
 
 static const struct np_opt np_tier_opts[] = {
-	{ "pid", 'p', required_argument, 'p', "PID",
-	  "a process to track (again for more)" },
-	{ "cgroup", 0, required_argument, NP_OPT_CGROUP, "PATH",
-	  "the processes of a cgroup v2 directory, read again\n"
-	  "every period; ends when it is gone" },
-	{ "fast", 0, required_argument, NP_OPT_FAST, "LIST",
-	  "the fast nodes (0,1 or 0-3); default: the kernel's\n"
-	  "top memory tier" },
-	{ "slow", 0, required_argument, NP_OPT_SLOW, "LIST",
-	  "the slow nodes; default: the tiers below" },
-	{ "interval", 0, required_argument, NP_OPT_INTERVAL, "DUR",
-	  "a period: 500ms, 1.5s, 2 (seconds), 5m or 1h;\n"
-	  "10ms to 1h, default 1s" },
-	{ "count", 0, required_argument, NP_OPT_COUNT, "N",
-	  "stop after N periods (0, the default: never)" },
-	{ "history", 0, required_argument, NP_OPT_HISTORY, "N",
-	  "scans a page remembers, 1 to 9 (default 4)" },
-	{ "hot", 0, required_argument, NP_OPT_HOT, "K",
-	  "hot: young in K of them (default 2)" },
-	{ "cold", 0, required_argument, NP_OPT_COLD, "M",
-	  "cold: not young for M scans, 1 to 7 (default 4)" },
-	{ "hold", 0, required_argument, NP_OPT_HOLD, "H",
-	  "a page moved stays H scans, 0 to 7 (default 4)" },
-	{ "spread", 0, required_argument, NP_OPT_SPREAD, "HOW",
-	  "promotions: local (the threads' nodes first),\n"
-	  "round-robin or free (by room); default local" },
-	{ "watermark", 0, required_argument, NP_OPT_WATERMARK, "PCT",
-	  "demote while a fast node's free memory is under\n"
-	  "PCT% of it, 0 to 50 (default 5)" },
-	{ "rate", 0, required_argument, NP_OPT_RATE, "MBPS",
-	  "move at most MBPS MiB/s (0, the default: no limit)" },
-	{ "no-flush", 0, no_argument, NP_OPT_NO_FLUSH, NULL,
-	  "no TLB flush after clearing the access bits" },
-	{ "dry-run", 0, no_argument, NP_OPT_DRY_RUN, NULL,
-	  "decide and count, move nothing" },
-	{ "json", 0, no_argument, NP_OPT_JSON, NULL,
-	  "one JSON object per line" },
-	{ "prometheus", 0, required_argument, NP_OPT_PROM, "FILE",
-	  "after each period, write the totals for\n"
-	  "node_exporter's textfile collector into FILE" },
+	NP_OPT_PID("a process to track (again for more)"),
+	NP_OPT_ARG("cgroup", NP_OPT_CGROUP, "PATH",
+		   "the processes of a cgroup v2 directory, read again\n"
+		   "every period; ends when it is gone"),
+	NP_OPT_ARG("fast", NP_OPT_FAST, "LIST",
+		   "the fast nodes (0,1 or 0-3); default: the kernel's\n"
+		   "top memory tier"),
+	NP_OPT_ARG("slow", NP_OPT_SLOW, "LIST",
+		   "the slow nodes; default: the tiers below"),
+	NP_OPT_ARG("interval", NP_OPT_INTERVAL, "DUR",
+		   "a period: 500ms, 1.5s, 2 (seconds), 5m or 1h;\n"
+		   "10ms to 1h, default 1s"),
+	NP_OPT_ARG("count", NP_OPT_COUNT, "N",
+		   "stop after N periods (0, the default: never)"),
+	NP_OPT_ARG("history", NP_OPT_HISTORY, "N",
+		   "scans a page remembers, 1 to 9 (default 4)"),
+	NP_OPT_ARG("hot", NP_OPT_HOT, "K",
+		   "hot: young in K of them (default 2)"),
+	NP_OPT_ARG("cold", NP_OPT_COLD, "M",
+		   "cold: not young for M scans, 1 to 7 (default 4)"),
+	NP_OPT_ARG("hold", NP_OPT_HOLD, "H",
+		   "a page moved stays H scans, 0 to 7 (default 4)"),
+	NP_OPT_ARG("spread", NP_OPT_SPREAD, "HOW",
+		   "promotions: local (the threads' nodes first),\n"
+		   "round-robin or free (by room); default local"),
+	NP_OPT_ARG("watermark", NP_OPT_WATERMARK, "PCT",
+		   "demote while a fast node's free memory is under\n"
+		   "PCT% of it, 0 to 50 (default 5)"),
+	NP_OPT_ARG("rate", NP_OPT_RATE, "MBPS",
+		   "move at most MBPS MiB/s (0, the default: no limit)"),
+	NP_OPT_FLAG("no-flush", NP_OPT_NO_FLUSH,
+		    "no TLB flush after clearing the access bits"),
+	NP_OPT_FLAG("dry-run", NP_OPT_DRY_RUN,
+		    "decide and count, move nothing"),
+	NP_OPT_FLAG("json", NP_OPT_JSON, "one JSON object per line"),
+	NP_OPT_ARG("prometheus", NP_OPT_PROM, "FILE",
+		   "after each period, write the totals for\n"
+		   "node_exporter's textfile collector into FILE"),
 };
 
 static const struct np_cmd_desc np_tier_desc = {
@@ -88,8 +86,7 @@ static const struct np_cmd_desc np_tier_desc = {
 		 "of free memory, demote its cold pages; print a line of what was\n"
 		 "done. Ends on SIGINT/SIGTERM, after N periods, or when every\n"
 		 "process has exited and every cgroup is gone.",
-	.opts = np_tier_opts,
-	.nr_opts = NP_ARRAY_SIZE(np_tier_opts),
+	NP_CMD_OPTS(np_tier_opts),
 	.exits = NP_EXITS_PROC,
 };
 

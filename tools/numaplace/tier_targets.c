@@ -23,12 +23,8 @@
 
 int np_pids_add(struct np_pids *p, int pid)
 {
-	int *v = np_array_grow(p->v, &p->cap, p->nr, sizeof(*v),
-			       NP_PIDS_FIRST);
-
-	if (!v)
+	if (np_array_reserve(p->v, &p->cap, p->nr, NP_PIDS_FIRST))
 		return -ENOMEM;
-	p->v = v;
 	p->v[p->nr++] = pid;
 	return 0;
 }
@@ -63,13 +59,9 @@ static int np_pids_has(const struct np_pids *p, int pid)
 
 int np_tier_targets_cgroup(struct np_tier_targets *tg, const char *path)
 {
-	struct np_tier_cgroup *v;
-
-	v = np_array_grow(tg->cgroups, &tg->cap_cgroups, tg->nr_cgroups,
-			  sizeof(*v), NP_CGROUPS_FIRST);
-	if (!v)
+	if (np_array_reserve(tg->cgroups, &tg->cap_cgroups, tg->nr_cgroups,
+			     NP_CGROUPS_FIRST))
 		return -ENOMEM;
-	tg->cgroups = v;
 	tg->cgroups[tg->nr_cgroups++] = (struct np_tier_cgroup){ path, 0 };
 	return 0;
 }

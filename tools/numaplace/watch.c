@@ -37,20 +37,16 @@ static const char *const np_watch_reasons[] = {
 };
 
 struct np_watch_cmd {
-	int pid;
-	struct np_range range;
-	int json;
+	struct np_proc_args proc;	/* -p PID, RANGE, --json */
 	long count;		/* records to print, 0: no limit */
 };
 
-enum { NP_OPT_JSON = 256, NP_OPT_COUNT };
+enum { NP_OPT_COUNT = NP_OPT_CMD };
 
 static const struct np_opt np_watch_opts[] = {
-	{ "pid", 'p', required_argument, 'p', "PID",
-	  "the process (default: this one, which is of little use)" },
-	{ "json", 0, no_argument, NP_OPT_JSON, NULL, "one JSON object per line" },
-	{ "count", 0, required_argument, NP_OPT_COUNT, "N",
-	  "stop after N records" },
+	NP_OPT_PID("the process (default: this one, which is of little use)"),
+	NP_OPT_FLAG("json", NP_OPT_JSON, "one JSON object per line"),
+	NP_OPT_ARG("count", NP_OPT_COUNT, "N", "stop after N records"),
 };
 
 static const struct np_cmd_desc np_watch_desc = {
@@ -61,8 +57,7 @@ static const struct np_cmd_desc np_watch_desc = {
 		 "compaction, swap, unmap): time, pid, the record's number, reason,\n"
 		 "changed sub-range and pages, and per node the pages before -> after.\n"
 		 "Ends when the range or the process is gone, or on SIGINT/SIGTERM.",
-	.opts = np_watch_opts,
-	.nr_opts = NP_ARRAY_SIZE(np_watch_opts),
+	NP_CMD_OPTS(np_watch_opts),
 	.operands = "  START-END|START+LEN   the range, in hex as /proc/PID/maps",
 	.exits = NP_EXITS_PROC,
 };
@@ -242,16 +237,13 @@ static int np_watch_opt(void *data, int opt, const char *arg)
 	unsigned long count;
 
 	switch (opt) {
-	case 'p':
-		return np_opt_pid(d, arg, &c->pid);
 	case NP_OPT_COUNT:
 		if (np_parse_whole_uint(arg, 0x7fffffffUL, &count) || !count)
 			return np_bad_arg(d, "count", arg);
 		c->count = count;
 		break;
-	case NP_OPT_JSON:
-		c->json = 1;
-		break;
+	default:
+		return np_proc_opt(d, &c->proc, opt, arg);
 	}
 	return NP_EXIT_OK;
 }
@@ -266,7 +258,7 @@ static int np_watch_args(struct np_watch_cmd *c, int argc, char **argv)
 		return ret;
 	if (optind != argc - 1)
 		return np_usage_error(d, "give one RANGE");
-	return np_range_arg(d, argv[optind], &c->range);
+	return np_range_arg(d, argv[optind], &c->proc.range);
 }
 
 /* The range's totals as the watch starts: a record with nothing changed. */
@@ -277,8 +269,8 @@ static void np_watch_print_start(const struct np_watch_cmd *c,
 	__u64 placed = 0;
 	unsigned int n;
 
-	r.start = c->range.start;
-	r.len = c->range.end - c->range.start;
+	r.start = c->proc.range.start;
+	r.len = c->proc.range.end - c->proc.range.start;
 	r.nr_nodes = nr;
 	for (n = 0; n < nr && n < NUMAPLACE_WATCH_NODES; n++) {
 		r.before[n] = r.after[n] = totals[n];
@@ -286,13 +278,13 @@ static void np_watch_print_start(const struct np_watch_cmd *c,
 	}
 	r.unplaced_before = r.unplaced_after =
 		r.len / sysconf(_SC_PAGESIZE) - placed;
-	if (c->json) {
-		np_watch_print(&r, c->pid, 1);
+	if (c->proc.json) {
+		np_watch_print(&r, c->proc.pid, 1);
 		return;
 	}
 	printf("%-12s %8s %-7s %-8s %s\n", "TIME", "PID", "SEQ", "REASON",
 	       "RANGE CHANGED  NODE BEFORE->AFTER");
-	np_watch_print(&r, c->pid, 0);
+	np_watch_print(&r, c->proc.pid, 0);
 }
 
 /* Read and print until the end, a signal or --count. */
@@ -321,7 +313,7 @@ static int np_watch_loop(const struct np_watch_cmd *c, int fd)
 		if (!n)
 			return NP_EXIT_OK;	/* after GONE */
 		for (i = 0; i < n; i++) {
-			np_watch_print(&r[i], c->pid, c->json);
+			np_watch_print(&r[i], c->proc.pid, c->proc.json);
 			if (c->count && ++printed >= c->count)
 				return NP_EXIT_OK;
 		}
@@ -334,6 +326,7 @@ int np_cmd_watch(int argc, char **argv)
 	__u64 totals[NUMAPLACE_WATCH_NODES] = { 0 };
 	struct np_watch_cmd c = { 0 };
 	struct numaplace_info info;
+	const struct np_range *r;
 	int ret, fd;
 
 	ret = np_watch_args(&c, argc, argv);
@@ -346,15 +339,16 @@ int np_cmd_watch(int argc, char **argv)
 		fprintf(stderr, "numaplace watch: the module has no watches here\n");
 		return NP_EXIT_NODEV;
 	}
-	fd = numaplace_watch_open(c.pid, (void *)(uintptr_t)c.range.start,
-				  c.range.end - c.range.start, 0, NUMAPLACE_WATCH_CLOEXEC,
+	r = &c.proc.range;
+	fd = numaplace_watch_open(c.proc.pid, (void *)(uintptr_t)r->start,
+				  r->end - r->start, 0, NUMAPLACE_WATCH_CLOEXEC,
 				  totals, NUMAPLACE_WATCH_NODES);
 	if (fd < 0) {
 		fprintf(stderr, "numaplace watch: %s\n", strerror(-fd));
 		return np_exit_of(fd);
 	}
-	if (!c.pid)
-		c.pid = getpid();
+	if (!c.proc.pid)
+		c.proc.pid = getpid();
 	/* No SA_RESTART: the signal ends the read at once. */
 	np_stop_on_signals();
 	np_watch_print_start(&c, totals, info.nr_node_ids);
