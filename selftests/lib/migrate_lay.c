@@ -284,6 +284,20 @@ static int np_move1(char *p, int node)
 	return np_sys_move_pages(0, 1, &a, &node, &st, NP_MF_MOVE) ?: st;
 }
 
+/*
+ * Every page of the segment at @c written but each fourth (never
+ * touched), and those with i % @every == @at moved to node 1.
+ */
+static void np_seg_3of4(char *c, size_t every, size_t at)
+{
+	for (size_t i = 0; i < NP_SEG_PAGES; i++) {
+		if (i % 4 != 3)
+			np_touch_w(c, i);
+		if (i % every == at)
+			np_move1(c + i * psz, 1);
+	}
+}
+
 /* A file of one segment with a quarter of its pages in the page cache. */
 static int np_seg_file(int memfd)
 {
@@ -389,12 +403,7 @@ static int np_seg_build(struct np_lay *l, int k, char *c, int *t, __u64 *s)
 		np_touch_r(c, 7);
 		break;
 	case NP_SEG_FORK_4K:
-		for (size_t i = 0; i < NP_SEG_PAGES; i++) {
-			if (i % 4 != 3)
-				np_touch_w(c, i);
-			if (i % 4 == 2)
-				np_move1(c + i * psz, 1);
-		}
+		np_seg_3of4(c, 4, 2);
 		break;
 	case NP_SEG_SWAP:
 		for (size_t i = 0; i < NP_SEG_PAGES; i++)
@@ -402,12 +411,7 @@ static int np_seg_build(struct np_lay *l, int k, char *c, int *t, __u64 *s)
 		madvise(c, NP_PMD / 2, MADV_PAGEOUT);
 		break;
 	case NP_SEG_SHARED_ANON:
-		for (size_t i = 0; i < NP_SEG_PAGES; i++) {
-			if (i % 4 != 3)
-				np_touch_w(c, i);
-			if (i % 8 == 1)
-				np_move1(c + i * psz, 1);
-		}
+		np_seg_3of4(c, 8, 1);
 		break;
 	case NP_SEG_MEMFD:
 	case NP_SEG_FILE:
