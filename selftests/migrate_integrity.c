@@ -382,12 +382,7 @@ static void np_integrity(struct __test_metadata *_metadata,
 		EXPECT_EQ(0, np_pages_not_on(self->kid, s->buf, n, node, &first,
 					  &where))
 			TH_LOG("child: page %ld on %d, not %d", first, where, node);
-		atomic_store(&s->verify, 1);
-		ASSERT_EQ(self->kid, waitpid(self->kid, &status, 0));
-		self->kid = -1;
-		EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
-			TH_LOG("child status %#x", status);
-		EXPECT_EQ(0, atomic_load(&s->child_bad));
+		NP_KID_VERIFY(self->kid, &s->verify, &s->child_bad);
 	}
 	first = -1;
 	bad = np_ig_bad(s, &first);

@@ -559,12 +559,7 @@ TEST_F_TIMEOUT(soak, mix, NP_TIMEOUT(NP_SOAK_MAX_S + NP_SOAK_END_S))
 		EXPECT_EQ(0, np_bad_pages(b, &first))
 			TH_LOG("%s: first bad page %ld", np_sb_name[b], first);
 	}
-	atomic_store(&np_soak_sh->verify, 1);
-	ASSERT_EQ(self->kid, waitpid(self->kid, &status, 0));
-	self->kid = -1;
-	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
-		TH_LOG("child status %#x", status);
-	EXPECT_EQ(0, atomic_load(&np_soak_sh->child_bad));
+	NP_KID_VERIFY(self->kid, &np_soak_sh->verify, &np_soak_sh->child_bad);
 
 	/* 2. Everything can go home to node 0, and is there. */
 	for (int b = 0; b < NP_SB_NR; b++) {

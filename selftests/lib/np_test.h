@@ -765,6 +765,24 @@ void np_state_save(void);
 			return;						\
 	} while (0)
 
+/*
+ * The end of a test whose fork child checks every page when told to
+ * (migrate_integrity.c, soak.c): set @verify (an atomic_int *), reap
+ * @kid (a pid_t lvalue, -1 after), expect a clean exit and @child_bad
+ * (an atomic_long *, the pages the child saw wrong) 0.
+ */
+#define NP_KID_VERIFY(kid, verify, child_bad)				\
+	do {								\
+		int status_;						\
+									\
+		atomic_store(verify, 1);				\
+		ASSERT_EQ(kid, waitpid(kid, &status_, 0));		\
+		kid = -1;						\
+		EXPECT_TRUE(WIFEXITED(status_) && !WEXITSTATUS(status_)) \
+			TH_LOG("child status %#x", status_);		\
+		EXPECT_EQ(0, atomic_load(child_bad));			\
+	} while (0)
+
 /* ---- np_genl_util.c: the module's lifetime, capabilities, memory ------ */
 
 /*
