@@ -128,19 +128,29 @@ int np_bench_balancing_say(char *old, size_t len)
 	return err;
 }
 
+int np_bench_balancing_set(const char *mode)
+{
+	int fd, ret = 0;
+
+	fd = open(NP_BALANCING, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, mode, strlen(mode)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
 void np_bench_balancing_restore(const char *old)
 {
-	int fd;
+	int err;
 
 	if (!old[0])
 		return;
-	fd = open(NP_BALANCING, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	if (write(fd, old, strlen(old)) < 0)
+	err = np_bench_balancing_set(old);
+	if (err)
 		fprintf(stderr, "bench: restore %s: %s\n", NP_BALANCING,
-			strerror(errno));
-	close(fd);
+			strerror(-err));
 }
 
 long np_bench_smaps_thp_pages(const void *addr, size_t page_size)

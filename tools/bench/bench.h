@@ -26,6 +26,8 @@ int np_bench_balancing_off(char *old, size_t len);
 /* The same, and a line "numa_balancing: " saying what was done. */
 int np_bench_balancing_say(char *old, size_t len);
 void np_bench_balancing_restore(const char *old);
+/* kernel.numa_balancing set to @mode ("2": memory tiering). 0 or -errno. */
+int np_bench_balancing_set(const char *mode);
 
 /*
  * set_mempolicy(2) without libnuma (kvquery links none of numaplace's or

@@ -18,7 +18,15 @@
  *    steps once a period;
  *  - oracle: at each phase change, the new hot sets moved where they
  *    belong (each thread's node, case 2 node 0 while it has room);
- *  - none: nothing moves (the floor).
+ *  - none: nothing moves (the floor);
+ *  - balancing: the kernel's own, NUMA balancing's memory tiering mode
+ *    (kernel.numa_balancing=2 while it runs, 0 again after): its moves
+ *    from the nodes' pgpromote_success and pgdemote_* counters, its cost
+ *    the hint faults the guest took (in the last column). 6.1 does not
+ *    tier a memory-only node, so it promotes nothing there. DAMON's
+ *    migrate_hot is not a method: in this emulator no DAMON region
+ *    reaches two accesses (its clears are not flushed from QEMU's soft
+ *    TLB; kernel-facts.md section 12), so it would measure the emulator.
  * Per method and period: the share of the hot pages on the top tier
  * (the workload's accesses are spread evenly over its hot pages, so this
  * is the share of its accesses that land there), on their thread's node
@@ -29,7 +37,10 @@
  * pages moved 3+ times, the spread of promotions over the fast nodes
  * (max/min), and the scan's cost per page next to QUERY's (the access
  * scan of the whole buffer against numaplace_query_runs() of it, best of
- * three, in the same boot).
+ * three, in the same boot), with what a period's step cost a page: its
+ * scan's wall time, and the CPU time of a step that moved nothing (the
+ * kernel's scan and the library's work, without the workload's slices
+ * on a shared vCPU).
  *
  * Placement counts do not depend on the emulator's speed; the scan cost
  * is a time: read it under --accel icount (which has one vCPU: case 1
@@ -48,6 +59,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/mempolicy.h>
@@ -71,9 +83,10 @@
 #define NP_MAX_PERIODS		256
 #define NP_ROW_FMT		"%-6s %-4s %-9s "
 
-enum np_method { NP_M_NUMAPLACE, NP_M_ORACLE, NP_M_NONE, NP_M_MAX };
+enum np_method { NP_M_NUMAPLACE, NP_M_ORACLE, NP_M_NONE, NP_M_BALANCING,
+		 NP_M_MAX };
 static const char *const np_method_names[NP_M_MAX] = {
-	"numaplace", "oracle", "none",
+	"numaplace", "oracle", "none", "balancing",
 };
 
 /* Shared with the workload (MAP_SHARED). */
@@ -103,6 +116,27 @@ struct np_run {
 	int to95[NP_PHASES * 4];
 	__u64 moves, useful;		/* pages moved, by either method */
 	struct numaplace_tier_period tot;	/* numaplace's steps, added */
+	/*
+	 * The CPU time of this thread in the steps that moved nothing (the
+	 * kernel's scan and the library's work: a period at steady state),
+	 * and the pages they scanned: with one vCPU, a step's wall time
+	 * (tot.scan_ns) also holds the workload's reader's slices.
+	 */
+	__u64 still_cpu_ns, still_pages;
+	__u64 hint_faults;		/* balancing: the workload's */
+};
+
+/*
+ * What the kernel's counters say NUMA balancing did: promotions by the
+ * node they went to (node N's vmstat pgpromote_success), demotions
+ * (pgdemote_*, every node), and the hint faults it took to decide
+ * (/proc/vmstat numa_hint_faults, the whole guest's: the workload is
+ * all that runs).
+ */
+struct np_bal_counts {
+	__u64 promoted[NUMAPLACE_TIER_NODES];
+	__u64 demoted;
+	__u64 hint_faults;
 };
 
 static unsigned long opt_mib = NP_MIB, opt_periods = NP_PERIODS,
@@ -273,6 +307,61 @@ static long np_node0_kb(const char *key)
 	return kb;
 }
 
+/*
+ * The sum of the counters of vmstat file @path named @name, or, with
+ * @name ending in '_', of those whose names start with it. 0 unread.
+ */
+static __u64 np_vmstat(const char *path, const char *name)
+{
+	size_t len = strlen(name);
+	bool prefix = len && name[len - 1] == '_';
+	unsigned long long v;
+	char line[256], key[128];
+	__u64 sum = 0;
+	FILE *f = fopen(path, "re");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%127s %llu", key, &v) != 2)
+			continue;
+		if (prefix ? !strncmp(key, name, len) : !strcmp(key, name))
+			sum += v;
+	}
+	if (f)
+		fclose(f);
+	return sum;
+}
+
+static void np_bal_read(struct np_bal_counts *c)
+{
+	char path[96];
+	int n;
+
+	memset(c, 0, sizeof(*c));
+	for (n = 0; n < NUMAPLACE_TIER_NODES; n++) {
+		snprintf(path, sizeof(path),
+			 "/sys/devices/system/node/node%d/vmstat", n);
+		if (access(path, R_OK))
+			continue;
+		c->promoted[n] = np_vmstat(path, "pgpromote_success");
+		c->demoted += np_vmstat(path, "pgdemote_");
+	}
+	c->hint_faults = np_vmstat("/proc/vmstat", "numa_hint_faults");
+}
+
+/* NUMA balancing's moves and faults between @a and @b, into @r. */
+static void np_bal_account(struct np_run *r, const struct np_bal_counts *a,
+			   const struct np_bal_counts *b)
+{
+	int n;
+
+	for (n = 0; n < NUMAPLACE_TIER_NODES; n++) {
+		r->tot.nr_promoted[n] = b->promoted[n] - a->promoted[n];
+		r->moves += r->tot.nr_promoted[n];
+	}
+	r->moves += b->demoted - a->demoted;
+	r->hint_faults = b->hint_faults - a->hint_faults;
+}
+
 /* The oracle: every hot set where it belongs, at once. */
 static void np_oracle(struct np_run *r)
 {
@@ -309,6 +398,26 @@ static void np_oracle(struct np_run *r)
 			at += n;
 		}
 	}
+}
+
+/* Pages a step moved or tried to move. */
+static __u64 np_period_moves(const struct numaplace_tier_period *per)
+{
+	__u64 n = per->nr_failed;
+	int node;
+
+	for (node = 0; node < NUMAPLACE_TIER_NODES; node++)
+		n += per->nr_promoted[node] + per->nr_demoted[node];
+	return n;
+}
+
+/* This thread's CPU time, user and system. */
+static __u64 np_thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
 /* The scan's cost per page against QUERY's: best of three each. */
@@ -353,8 +462,10 @@ static int np_method(struct np_run *r, enum np_method meth)
 	struct numaplace_tier_params p;
 	struct numaplace_tier_period per;
 	struct numaplace_tier *t = NULL;
+	struct np_bal_counts bal0, bal1;
 	__u64 nodes[NUMAPLACE_TIER_NODES];
 	double start_fast;
+	__u64 cpu0;
 	int ph, k, i, n, ret;
 
 	if (np_start(r))
@@ -371,6 +482,17 @@ static int np_method(struct np_run *r, enum np_method meth)
 			return -1;
 		}
 	}
+	/* The kernel's own tiering, from the placed workload on. */
+	if (meth == NP_M_BALANCING) {
+		ret = np_bench_balancing_set("2");
+		if (ret) {
+			printf("tier: kernel.numa_balancing=2: %s\n",
+			       strerror(-ret));
+			np_stop(r);
+			return -1;
+		}
+		np_bal_read(&bal0);
+	}
 	for (ph = 0; ph < (int)opt_phases; ph++) {
 		r->ctl->phase = ph;
 		start_fast = 0;
@@ -386,9 +508,15 @@ static int np_method(struct np_run *r, enum np_method meth)
 		r->to95[ph] = -1;
 		for (k = 1; k <= (int)opt_periods; k++) {
 			usleep(opt_period_ms * 1000);
+			cpu0 = np_thread_cpu_ns();
 			ret = t ? numaplace_tier_step(t, &per) : -1;
+			cpu0 = np_thread_cpu_ns() - cpu0;
 			if (t && ret)
 				printf("tier: step: %s\n", strerror(-ret));
+			if (!ret && !np_period_moves(&per)) {
+				r->still_cpu_ns += cpu0;
+				r->still_pages += per.nr_scanned;
+			}
 			if (!ret) {
 				numaplace_tier_period_add(&r->tot, &per);
 				for (n = 0; n < NUMAPLACE_TIER_NODES; n++)
@@ -406,6 +534,11 @@ static int np_method(struct np_run *r, enum np_method meth)
 			     (__u64)(r->share[r->nr_periods - 1] *
 				     r->hot_pages * r->nr_threads - start_fast) : 0;
 	}
+	if (meth == NP_M_BALANCING) {
+		np_bal_read(&bal1);
+		np_bench_balancing_set("0");
+		np_bal_account(r, &bal0, &bal1);
+	}
 	numaplace_tier_free(t);
 	return 0;
 }
@@ -416,7 +549,7 @@ static void np_print(struct np_run *r, enum np_method meth, double scan,
 	double share = 0, local = 0, prec = 0, recall = 0;
 	__u64 lo = ~0ULL, hi = 0;
 	int k, n, nr_pr = 0;
-	char to95[64] = "", spread[32] = "-", cost[48] = "-";
+	char to95[64] = "", spread[32] = "-", cost[64] = "-";
 
 	for (k = 0; k < r->nr_periods; k++) {
 		share += r->share[k];
@@ -438,13 +571,18 @@ static void np_print(struct np_run *r, enum np_method meth, double scan,
 		lo = r->tot.nr_promoted[n] < lo ? r->tot.nr_promoted[n] : lo;
 		hi = r->tot.nr_promoted[n] > hi ? r->tot.nr_promoted[n] : hi;
 	}
-	if (meth == NP_M_NUMAPLACE && hi)
+	if ((meth == NP_M_NUMAPLACE || meth == NP_M_BALANCING) && hi)
 		snprintf(spread, sizeof(spread), lo ? "%.2f" : "inf",
 			 lo ? (double)hi / lo : 0);
+	if (meth == NP_M_BALANCING)
+		snprintf(cost, sizeof(cost), "%llu hint faults",
+			 (unsigned long long)r->hint_faults);
 	if (meth == NP_M_NUMAPLACE && r->tot.nr_scanned)
-		snprintf(cost, sizeof(cost), "%.0f (%.0f in a period) / %.0f",
-			 scan, (double)r->tot.scan_ns / r->tot.nr_scanned,
-			 query);
+		snprintf(cost, sizeof(cost),
+			 "%.0f (%.0f in a period, %.0f CPU) / %.0f", scan,
+			 (double)r->tot.scan_ns / r->tot.nr_scanned,
+			 r->still_pages ?
+			 (double)r->still_cpu_ns / r->still_pages : 0, query);
 	printf(NP_ROW_FMT, r->cse == 1 ? "case1" : "case2",
 	       r->thp ? "thp" : "4k", np_method_names[meth]);
 	printf("%6.1f%% %6.1f%% ", 100 * share / r->nr_periods,
@@ -597,7 +735,7 @@ int main(int argc, char **argv)
 			printf("%7s %7s %7s %7s %-11s %6s %7s %6s %s\n",
 			       "top", "local", "prec", "recall", "to95",
 			       "mv/use", "3+mv", "spread",
-			       "scan ns/page (in a period) / query ns/page");
+			       "scan ns/page (in a period, still step CPU) / query ns/page");
 			for (meth = 0; meth < NP_M_MAX; meth++) {
 				struct np_run one = r;
 
