@@ -47,6 +47,7 @@ comma := ,
 # tier_scan stands in for the kernel: the library's calls of the module
 # and of sysfs go to the test's __wrap_ functions.
 UNIT_WRAP_tier_scan := numaplace_info numaplace_supports numaplace_move_pages \
+	np_tier_read_cpu_nodes \
 	numaplace_access_runs np_tier_read_node_masks np_tier_read_node_mem \
 	np_tier_read_task_nodes
 

@@ -38,12 +38,12 @@ static inline void *np_array_grow(void *v, size_t *cap, size_t nr,
  * of @nr entries of its type: 0, or -ENOMEM with @v as it was.
  */
 #define np_array_reserve(v, cap, nr, first) ({				\
-	__typeof__(v) __np_grown = np_array_grow((v), (cap), (nr),	\
+	__typeof__(v) np_grown_ = np_array_grow((v), (cap), (nr),	\
 						 sizeof(*(v)), (first));	\
 									\
-	if (__np_grown)							\
-		(v) = __np_grown;					\
-	__np_grown ? 0 : -ENOMEM;					\
+	if (np_grown_)							\
+		(v) = np_grown_;					\
+	np_grown_ ? 0 : -ENOMEM;					\
 })
 
 #endif /* NP_ARRAY_H */

@@ -4,14 +4,17 @@
  * module, no guest; tools/vm/check --unit, in make check): the step
  * works a stretch of pages with one state out once and stores and counts
  * it whole (tier.c, np_tier_scan_pages()). Its answers must be those of
- * the policy applied page by page: each page's class, and the step's
- * counts of young, hot and cold pages and of promotions.
+ * the policy applied page by page: each page's class, the step's counts
+ * of young, hot, cold and held pages, and exactly which pages it moves
+ * (the hot ones of the slow node that no earlier move holds).
  *
- * The kernel is stood in for: the access scan, INFO and the sysfs and
- * /proc readers of tier_nodes.c are this file's (the link wraps them,
- * mk/tools.mk), over a buffer of this process's whose pages' nodes and
- * young bits the test draws: stretches of 1 to 9 pages, so that their
- * ends fall on every offset of the step's four-state compares.
+ * The kernel is stood in for: the access scan, the moves, INFO and the
+ * sysfs readers of tier_nodes.c are this file's (the link wraps them,
+ * UNIT_WRAP_tier_scan in mk/tools.mk); /proc/self/maps and stat are the
+ * real ones. The buffer is this process's, never touched: the test draws
+ * its pages' nodes and young bits, in stretches of 1 to 9 pages, so that
+ * their ends fall on every offset of the step's four-state compares.
+ * Not covered here: demotion (every fast node has room) and THP runs.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -37,6 +40,8 @@ static struct {
 	long psz;
 	int node[NR_PAGES];
 	bool young[NR_PAGES];
+	bool moved[NR_PAGES];	/* asked of the last step's moves */
+	unsigned int nr_moved;
 } fake;
 
 int __wrap_numaplace_info(struct numaplace_info *info)
@@ -51,11 +56,23 @@ int __wrap_numaplace_supports(const struct numaplace_info *info, __u64 cmds,
 	return 1;
 }
 
-/* A move is never asked of this test's context: it is a dry run. */
+/* Every move succeeds: the page is on its target, the ask recorded. */
 long __wrap_numaplace_move_pages(int pid, unsigned long count, void **pages,
 				 const int *nodes, int *status, int flags)
 {
-	abort();
+	unsigned long k;
+	size_t i;
+
+	for (k = 0; k < count; k++) {
+		i = ((uintptr_t)pages[k] - (uintptr_t)fake.buf) / fake.psz;
+		if (i >= NR_PAGES || fake.moved[i])
+			abort();	/* not the buffer's, or asked twice */
+		fake.moved[i] = true;
+		fake.nr_moved++;
+		fake.node[i] = nodes[k];
+		status[k] = nodes[k];
+	}
+	return 0;
 }
 
 static struct numaplace_run fake_run(__u64 start, __u64 nr, int node,
@@ -130,6 +147,16 @@ int __wrap_np_tier_read_node_mem(int node, long page_size, __u64 *total,
 	return 0;
 }
 
+/* One CPU, on node 0. */
+int __wrap_np_tier_read_cpu_nodes(int **cpu_node, int *nr_cpus)
+{
+	*cpu_node = calloc(1, sizeof(**cpu_node));
+	if (!*cpu_node)
+		return -ENOMEM;
+	*nr_cpus = 1;
+	return 0;
+}
+
 int __wrap_np_tier_read_task_nodes(int pid, const int *cpu_node,
 				   int nr_cpus, __u64 *mems, __u64 *local)
 {
@@ -165,6 +192,7 @@ FIXTURE(scan)
 	void *map;
 	size_t map_len;
 	__u16 st[NR_PAGES];	/* the reference: the policy page by page */
+	int node0[NR_PAGES];	/* each page's node when a step scans it */
 	unsigned char cls[NR_PAGES];
 };
 
@@ -185,7 +213,6 @@ FIXTURE_SETUP(scan)
 	fake.buf = (char *)a;
 	memset(self->st, 0, sizeof(self->st));
 	numaplace_tier_params_init(&p);
-	p.flags |= NUMAPLACE_TIER_DRY_RUN;
 	p.fast_nodes[0] = (1U << NR_NODES) - 1 - (1U << SLOW_NODE);
 	p.slow_nodes[0] = 1U << SLOW_NODE;
 	ASSERT_EQ(0, numaplace_tier_new(&p, &self->t));
@@ -200,23 +227,32 @@ FIXTURE_TEARDOWN(scan)
 
 /*
  * Each step against the policy applied page by page: every class, the
- * counts, and the promotions a dry run plans (the hot pages of the slow
- * node: nothing is held, every fast node has room, no rate limit).
+ * counts, and the pages moved: the hot pages of the slow node but those
+ * a move of the last hold scans holds (every fast node has room and
+ * there is no rate limit, so all of them).
  */
 TEST_F(scan, stretches_as_pages)
 {
 	struct numaplace_tier_params p;
 	struct numaplace_tier_period out;
-	unsigned int seed = 32, s, nr_young, nr_hot, nr_cold, nr_up;
+	unsigned int seed = 32, s, nr_young, nr_hot, nr_cold, nr_held, nr_up;
+	unsigned int all_up = 0, all_held = 0;
+	bool ping_pong, third, up;
 	enum np_tier_class want;
-	__u64 promoted;
 	size_t i;
 
 	numaplace_tier_params_init(&p);
 	for (s = 0; s < NR_STEPS; s++) {
-		/* New nodes every 8 steps: the same pages change stretches. */
-		draw(&seed, s % 8 == 0);
-		nr_young = nr_hot = nr_cold = nr_up = 0;
+		/*
+		 * New nodes every 3 steps: pages a step moved come back to
+		 * the slow node while their move still holds them.
+		 */
+		draw(&seed, s % 3 == 0);
+		memcpy(self->node0, fake.node, sizeof(self->node0));
+		memset(fake.moved, 0, sizeof(fake.moved));
+		fake.nr_moved = 0;
+		ASSERT_EQ(0, numaplace_tier_step(self->t, &out));
+		nr_young = nr_hot = nr_cold = nr_held = nr_up = 0;
 		for (i = 0; i < NR_PAGES; i++) {
 			self->st[i] = np_tier_page_scan(self->st[i],
 							fake.young[i], &p,
@@ -224,17 +260,29 @@ TEST_F(scan, stretches_as_pages)
 			nr_young += fake.young[i];
 			nr_hot += want == NP_TIER_HOT;
 			nr_cold += want == NP_TIER_COLD;
-			nr_up += want == NP_TIER_HOT &&
-				 fake.node[i] == SLOW_NODE;
+			up = false;
+			if (want == NP_TIER_HOT &&
+			    self->node0[i] == SLOW_NODE) {
+				if (np_tier_page_held(self->st[i],
+						      p.hold_scans))
+					nr_held++;
+				else
+					up = true;
+			}
+			ASSERT_EQ(up, fake.moved[i])
+				TH_LOG("step %u, page %zu", s, i);
+			if (up)
+				self->st[i] = np_tier_page_moved(self->st[i],
+								 &ping_pong,
+								 &third);
+			nr_up += up;
 		}
-		ASSERT_EQ(0, numaplace_tier_step(self->t, &out));
 		ASSERT_EQ(NR_PAGES, out.nr_scanned);
 		ASSERT_EQ(nr_young, out.nr_young);
 		ASSERT_EQ(nr_hot, out.nr_hot) TH_LOG("step %u", s);
 		ASSERT_EQ(nr_cold, out.nr_cold) TH_LOG("step %u", s);
-		for (i = 0, promoted = 0; i < NUMAPLACE_TIER_NODES; i++)
-			promoted += out.nr_promoted[i];
-		ASSERT_EQ(nr_up, promoted) TH_LOG("step %u", s);
+		ASSERT_EQ(nr_held, out.nr_held) TH_LOG("step %u", s);
+		ASSERT_EQ(nr_up, fake.nr_moved) TH_LOG("step %u", s);
 		ASSERT_EQ(0, numaplace_tier_classes(self->t, getpid(),
 						    fake.buf, NR_PAGES,
 						    self->cls));
@@ -242,11 +290,14 @@ TEST_F(scan, stretches_as_pages)
 			ASSERT_EQ(np_tier_page_class(self->st[i], &p),
 				  self->cls[i])
 				TH_LOG("step %u, page %zu", s, i);
+		all_up += nr_up;
+		all_held += nr_held;
 	}
-	/* The draw made every class: the comparison above was not empty. */
+	/* The draw made each case: the comparisons above were not empty. */
 	ASSERT_NE(0, nr_hot);
 	ASSERT_NE(0, nr_cold);
-	ASSERT_NE(0, nr_up);
+	ASSERT_NE(0, all_up);
+	ASSERT_NE(0, all_held);
 }
 
 TEST_HARNESS_MAIN
