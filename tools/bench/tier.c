@@ -410,10 +410,10 @@ static void np_oracle(struct np_run *r)
 	}
 }
 
-/* Pages a step moved or tried to move. */
-static __u64 np_period_moves(const struct numaplace_tier_period *per)
+/* Pages a step moved, promoted or demoted. */
+static __u64 np_period_moved(const struct numaplace_tier_period *per)
 {
-	__u64 n = per->nr_failed;
+	__u64 n = 0;
 	int node;
 
 	for (node = 0; node < NUMAPLACE_TIER_NODES; node++)
@@ -475,7 +475,7 @@ static int np_method(struct np_run *r, enum np_method meth)
 	struct np_bal_counts bal0, bal1;
 	__u64 nodes[NUMAPLACE_TIER_NODES];
 	double start_fast;
-	__u64 cpu0;
+	__u64 cpu0, moved;
 	int ph, k, i, n, ret;
 
 	if (np_start(r))
@@ -523,15 +523,15 @@ static int np_method(struct np_run *r, enum np_method meth)
 			cpu0 = np_thread_cpu_ns() - cpu0;
 			if (t && ret)
 				printf("tier: step: %s\n", strerror(-ret));
-			if (!ret && !np_period_moves(&per)) {
-				r->still_cpu_ns += cpu0;
-				r->still_pages += per.nr_scanned;
-			}
 			if (!ret) {
+				moved = np_period_moved(&per);
 				numaplace_tier_period_add(&r->tot, &per);
-				for (n = 0; n < NUMAPLACE_TIER_NODES; n++)
-					r->moves += per.nr_promoted[n] +
-						    per.nr_demoted[n];
+				r->moves += moved;
+				/* Nothing moved nor tried: a still step. */
+				if (!moved && !per.nr_failed) {
+					r->still_cpu_ns += cpu0;
+					r->still_pages += per.nr_scanned;
+				}
 			}
 			if (r->nr_periods < NP_MAX_PERIODS)
 				np_sample(r, t);

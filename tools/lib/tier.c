@@ -650,6 +650,7 @@ static int np_tier_scan_pages(struct numaplace_tier *t,
 {
 	unsigned int up[NP_TIER_CHUNK_PAGES], down[NP_TIER_CHUNK_PAGES];
 	unsigned int i, j, k, end = first + nr, nr_up = 0, nr_down = 0;
+	unsigned int *list, *nr_list;
 	bool young = kind & NUMAPLACE_KIND_YOUNG;
 	bool slow = np_tier_isset(t->slow, node);
 	bool fast = np_tier_isset(t->fast, node);
@@ -681,12 +682,10 @@ static int np_tier_scan_pages(struct numaplace_tier *t,
 			out->nr_held += j - i;
 			continue;
 		}
-		for (k = i; k < j; k++) {
-			if (cls == NP_TIER_HOT)
-				up[nr_up++] = k;
-			else
-				down[nr_down++] = k;
-		}
+		list = cls == NP_TIER_HOT ? up : down;
+		nr_list = cls == NP_TIER_HOT ? &nr_up : &nr_down;
+		for (k = i; k < j; k++)
+			list[(*nr_list)++] = k;
 	}
 	if (kind & NUMAPLACE_KIND_PMD) {
 		ret = np_tier_plan_leaf(t, tg, c, first, nr, nr_up, node, true);
