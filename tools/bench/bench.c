@@ -197,6 +197,28 @@ char *np_bench_map(size_t len, size_t align, int thp, const char *what,
 	return buf;
 }
 
+void *np_bench_pages_alloc(size_t len, const char *who, size_t *page_size,
+			   size_t *nr_pages, void ***pages, int **const ints[],
+			   size_t nr_ints)
+{
+	size_t n, i;
+	void **block;
+
+	*page_size = sysconf(_SC_PAGESIZE);
+	n = len / *page_size;
+	*nr_pages = n;
+	/* pages[] first: an int's alignment is a pointer's or less. */
+	block = calloc(n, sizeof(*block) + nr_ints * sizeof(int));
+	if (!block) {
+		fprintf(stderr, "%s: out of memory\n", who);
+		return NULL;
+	}
+	*pages = block;
+	for (i = 0; i < nr_ints; i++)
+		*ints[i] = (int *)(block + n) + i * n;
+	return block;
+}
+
 char **np_bench_env(const char *const *extra)
 {
 	size_t n = 0, nr_extra = 0, k = 0;

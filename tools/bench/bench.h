@@ -2,8 +2,9 @@
 /*
  * bench: what the benchmarks share (bench.c, compiled once and linked
  * into each, kvquery too: it calls nothing of libnumaplace): clocks, the
- * NUMA balancing switch, THP counts, buffers, option letters, and running
- * a program with and without the LD_PRELOAD shim in A B B A order.
+ * NUMA balancing switch, THP counts, buffers and their per-page arrays,
+ * option letters, and running a program with and without the LD_PRELOAD
+ * shim in A B B A order.
  */
 #ifndef NP_BENCH_H
 #define NP_BENCH_H
@@ -72,6 +73,17 @@ long np_bench_smaps_thp_pages(const void *addr, size_t page_size);
  */
 char *np_bench_map(size_t len, size_t align, int thp, const char *what,
 		   char **map, size_t *map_len);
+
+/*
+ * The per-page arrays of a buffer of @len bytes, zeroed, in one calloc()ed
+ * block (returned: one free() frees them all): move_pages' pages[] into
+ * *@pages and an int a page (a nodes[] or a status[]) into each *@ints[i]
+ * of the @nr_ints. The page size (sysconf) into *@page_size, the number
+ * of pages into *@nr_pages. NULL after a line "@who: out of memory".
+ */
+void *np_bench_pages_alloc(size_t len, const char *who, size_t *page_size,
+			   size_t *nr_pages, void ***pages, int **const ints[],
+			   size_t nr_ints);
 
 /*
  * This process's environment without LD_PRELOAD and the shim's

@@ -126,6 +126,7 @@ struct np_bench {
 	char *map, *buf;		/* the mmap, its 2 MiB aligned part */
 	size_t map_len, nr_pages, page_size;
 	char *dst;			/* memcpy's destination */
+	void *arrays;			/* the per-page arrays' block */
 	void **pages;			/* move_pages' pages[] of buf */
 	int *targets;			/* nodes[]: where each page goes */
 	int *home;			/* nodes[] of NP_SRC_NODE */
@@ -580,24 +581,18 @@ static int np_buffer_create(struct np_bench *b)
 
 static int np_bench_setup(struct np_bench *b, int variant)
 {
+	int **const ints[] = { &b->targets, &b->home, &b->status,
+			       &b->st_sys, &b->st_dropin };
 	size_t i;
 
 	memset(b, 0, sizeof(*b));
 	b->variant = variant;
 	b->thp_min = -1;
-	b->page_size = sysconf(_SC_PAGESIZE);
-	b->nr_pages = NP_BUF_SIZE / b->page_size;
-	b->pages = calloc(b->nr_pages, sizeof(*b->pages));
-	b->targets = calloc(b->nr_pages, sizeof(*b->targets));
-	b->home = calloc(b->nr_pages, sizeof(*b->home));
-	b->status = calloc(b->nr_pages, sizeof(*b->status));
-	b->st_sys = calloc(b->nr_pages, sizeof(*b->st_sys));
-	b->st_dropin = calloc(b->nr_pages, sizeof(*b->st_dropin));
-	if (!b->pages || !b->targets || !b->home || !b->status ||
-	    !b->st_sys || !b->st_dropin) {
-		fprintf(stderr, "bench: out of memory\n");
+	b->arrays = np_bench_pages_alloc(NP_BUF_SIZE, "bench", &b->page_size,
+					 &b->nr_pages, &b->pages, ints,
+					 NP_ARRAY_SIZE(ints));
+	if (!b->arrays)
 		return -1;
-	}
 	for (i = 0; i < b->nr_pages; i++) {
 		b->home[i] = NP_SRC_NODE;
 		b->targets[i] = np_variants[variant].interleave && !(i & 1) ?
@@ -624,12 +619,7 @@ static void np_bench_teardown(struct np_bench *b)
 		munmap(b->map, b->map_len);
 	if (b->dst)
 		munmap(b->dst, NP_BUF_SIZE);
-	free(b->pages);
-	free(b->targets);
-	free(b->home);
-	free(b->status);
-	free(b->st_sys);
-	free(b->st_dropin);
+	free(b->arrays);
 }
 
 /*

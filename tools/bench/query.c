@@ -45,6 +45,7 @@ struct np_bench {
 	const char *variant;
 	char *map, *buf;		/* the mmap, its 2 MiB aligned part */
 	size_t map_len, nr_pages, page_size;
+	void *arrays;			/* pages[] and status[], one block */
 	void **pages;			/* move_pages' pages[] of buf */
 	int *status;			/* scratch status[] */
 	__u64 *pagemap;			/* one entry per page */
@@ -343,27 +344,28 @@ out:
 
 static int np_bench_setup(struct np_bench *b, const char *variant, int thp)
 {
+	int **const ints[] = { &b->status };
 	size_t i;
 
 	memset(b, 0, sizeof(*b));
 	b->variant = variant;
 	b->pagemap_fd = -1;
-	b->page_size = sysconf(_SC_PAGESIZE);
-	b->nr_pages = NP_BUF_SIZE / b->page_size;
 	b->buf = np_bench_map(NP_BUF_SIZE, NP_PMD_SIZE, thp, variant, &b->map,
 			      &b->map_len);
 	if (!b->buf)
 		return -1;
 	memset(b->buf, 1, NP_BUF_SIZE);
 
-	b->nr_nodes = np_nr_node_ids;
-	b->pages = calloc(b->nr_pages, sizeof(*b->pages));
-	b->status = calloc(b->nr_pages, sizeof(*b->status));
+	b->arrays = np_bench_pages_alloc(NP_BUF_SIZE, "bench", &b->page_size,
+					 &b->nr_pages, &b->pages, ints,
+					 NP_ARRAY_SIZE(ints));
+	if (!b->arrays)
+		return -1;
 	b->pagemap = calloc(b->nr_pages, sizeof(*b->pagemap));
 	b->runs = calloc(NP_RUNS_CAP, sizeof(*b->runs));
+	b->nr_nodes = np_nr_node_ids;
 	b->node_pages = calloc(b->nr_nodes, sizeof(*b->node_pages));
-	if (!b->pages || !b->status || !b->pagemap || !b->runs ||
-	    !b->node_pages) {
+	if (!b->pagemap || !b->runs || !b->node_pages) {
 		fprintf(stderr, "bench: out of memory\n");
 		return -1;
 	}
@@ -382,8 +384,7 @@ static void np_bench_teardown(struct np_bench *b)
 		close(b->pagemap_fd);
 	if (b->map)
 		munmap(b->map, b->map_len);
-	free(b->pages);
-	free(b->status);
+	free(b->arrays);
 	free(b->pagemap);
 	free(b->runs);
 	free(b->node_pages);

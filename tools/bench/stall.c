@@ -142,6 +142,7 @@ struct np_stall {
 	char *map, *buf;
 	size_t map_len, len, nr_pages, page_size;
 	int thp;
+	void *arrays;		/* the per-page arrays' block */
 	void **pages;		/* move_pages' pages[] of buf */
 	int *to_dst, *to_src;	/* nodes[]: every page to one node */
 	int *status;
@@ -450,6 +451,7 @@ static void np_collect(struct np_stall *s, struct np_stats *to)
 static int np_stall_setup(struct np_stall *s, size_t len, int thp,
 			  int nr_threads)
 {
+	int **const ints[] = { &s->to_dst, &s->to_src, &s->status };
 	uint64_t *words;
 	size_t i, per_page;
 
@@ -457,14 +459,13 @@ static int np_stall_setup(struct np_stall *s, size_t len, int thp,
 	s->len = len;
 	s->thp = thp;
 	s->nr_threads = nr_threads;
-	s->page_size = sysconf(_SC_PAGESIZE);
-	s->nr_pages = len / s->page_size;
-	s->pages = calloc(s->nr_pages, sizeof(*s->pages));
-	s->to_dst = calloc(s->nr_pages, sizeof(*s->to_dst));
-	s->to_src = calloc(s->nr_pages, sizeof(*s->to_src));
-	s->status = calloc(s->nr_pages, sizeof(*s->status));
+	s->arrays = np_bench_pages_alloc(len, "stall", &s->page_size,
+					 &s->nr_pages, &s->pages, ints,
+					 NP_ARRAY_SIZE(ints));
+	if (!s->arrays)
+		return -1;
 	s->t = calloc(nr_threads, sizeof(*s->t));
-	if (!s->pages || !s->to_dst || !s->to_src || !s->status || !s->t) {
+	if (!s->t) {
 		fprintf(stderr, "stall: out of memory\n");
 		return -1;
 	}
@@ -491,10 +492,7 @@ static void np_stall_teardown(struct np_stall *s)
 {
 	if (s->map)
 		munmap(s->map, s->map_len);
-	free(s->pages);
-	free(s->to_dst);
-	free(s->to_src);
-	free(s->status);
+	free(s->arrays);
 	free(s->t);
 }
 
