@@ -120,6 +120,17 @@ enum np_method_id {
 	NP_NR_METHODS,
 };
 
+/*
+ * A --writers thread: word @k of every page is its own, @sweeps the count
+ * of its last whole sweep (0: none since the buffer was filled).
+ */
+struct np_writer {
+	pthread_t thread;
+	struct np_bench *b;
+	int k;
+	uint64_t sweeps;
+};
+
 /* One buffer under test and the arrays the methods use. */
 struct np_bench {
 	int variant;
@@ -140,10 +151,9 @@ struct np_bench {
 	long thp_pages;			/* after populating; -1 unknown */
 	long thp_min;			/* fewest before a run; -1 unknown */
 	struct numaplace_migrate last;	/* counters of the last MIGRATE */
-	/* --writers: the threads, when to stop, each one's last sweep */
-	pthread_t writer[NP_WRITERS_MAX];
+	/* --writers: the threads and when to stop */
+	struct np_writer writer[NP_WRITERS_MAX];
 	atomic_int writers_stop;
-	uint64_t writer_sweeps[NP_WRITERS_MAX];
 };
 
 struct np_method {
@@ -451,24 +461,19 @@ static uint64_t np_expected(const struct np_bench *b, size_t i)
 	size_t per_page = b->page_size / sizeof(uint64_t);
 	size_t k = i % per_page;
 
-	if (k < (size_t)np_nr_writers && b->writer_sweeps[k])
-		return np_writer_word(i / per_page, k, b->writer_sweeps[k]);
+	if (k < (size_t)np_nr_writers && b->writer[k].sweeps)
+		return np_writer_word(i / per_page, k, b->writer[k].sweeps);
 	return np_pattern(i);
 }
-
-struct np_writer_arg {
-	struct np_bench *b;
-	int k;
-};
 
 /* One writer: whole sweeps over the buffer until told to stop. */
 static void *np_writer(void *arg)
 {
-	struct np_writer_arg *w = arg;
-	struct np_bench *b = w->b;
+	struct np_writer *w = arg;
+	const struct np_bench *b = w->b;
 	size_t per_page = b->page_size / sizeof(uint64_t), p;
 	uint64_t *buf = (uint64_t *)b->buf;
-	uint64_t sweep = b->writer_sweeps[w->k];
+	uint64_t sweep = w->sweeps;
 
 	do {
 		sweep++;
@@ -477,38 +482,30 @@ static void *np_writer(void *arg)
 					 np_writer_word(p, w->k, sweep),
 					 __ATOMIC_RELAXED);
 	} while (!atomic_load(&b->writers_stop));
-	b->writer_sweeps[w->k] = sweep;
-	free(w);
+	w->sweeps = sweep;
 	return NULL;
 }
 
 /* Start the --writers threads. 0 or -errno (none left running). */
 static int np_writers_start(struct np_bench *b)
 {
-	struct np_writer_arg *w;
 	int k, ret;
 
 	atomic_store(&b->writers_stop, 0);
 	for (k = 0; k < np_nr_writers; k++) {
-		w = malloc(sizeof(*w));
-		if (!w) {
-			ret = -ENOMEM;
+		b->writer[k].b = b;
+		b->writer[k].k = k;
+		ret = -pthread_create(&b->writer[k].thread, NULL, np_writer,
+				      &b->writer[k]);
+		if (ret)
 			goto stop_started;
-		}
-		w->b = b;
-		w->k = k;
-		ret = -pthread_create(&b->writer[k], NULL, np_writer, w);
-		if (ret) {
-			free(w);
-			goto stop_started;
-		}
 	}
 	return 0;
 
 stop_started:
 	atomic_store(&b->writers_stop, 1);
 	while (k--)
-		pthread_join(b->writer[k], NULL);
+		pthread_join(b->writer[k].thread, NULL);
 	return ret;
 }
 
@@ -517,7 +514,7 @@ static void np_writers_stop(struct np_bench *b)
 {
 	atomic_store(&b->writers_stop, 1);
 	for (int k = 0; k < np_nr_writers; k++)
-		pthread_join(b->writer[k], NULL);
+		pthread_join(b->writer[k].thread, NULL);
 }
 
 static void np_fill(struct np_bench *b)
@@ -527,7 +524,8 @@ static void np_fill(struct np_bench *b)
 
 	for (i = 0; i < n; i++)
 		w[i] = np_pattern(i);
-	memset(b->writer_sweeps, 0, sizeof(b->writer_sweeps));
+	for (i = 0; i < NP_WRITERS_MAX; i++)
+		b->writer[i].sweeps = 0;
 }
 
 /* Pages whose data is not theirs; the first few are printed. */
