@@ -155,6 +155,7 @@ void np_bench_balancing_restore(const char *old)
 
 long np_bench_smaps_thp_pages(const void *addr, size_t page_size)
 {
+	static const char key[] = "AnonHugePages:";
 	unsigned long long start, end;
 	char line[512];
 	long kb = -1;
@@ -164,14 +165,16 @@ long np_bench_smaps_thp_pages(const void *addr, size_t page_size)
 	f = fopen("/proc/self/smaps", "re");
 	if (!f)
 		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx-%llx ", &start, &end) == 2 &&
-		    strchr(line, '-') < strchr(line, ' ')) {
+	/*
+	 * A VMA is a line "start-end perms ..." and then its "Key: N kB"
+	 * lines (no key parses as "hex-hex"): the key in the VMA that
+	 * holds @addr ends the read.
+	 */
+	while (kb < 0 && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx-%llx ", &start, &end) == 2)
 			in = start <= (uintptr_t)addr && (uintptr_t)addr < end;
-			continue;
-		}
-		if (in && sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
-			break;
+		else if (in && !strncmp(line, key, sizeof(key) - 1))
+			kb = strtol(line + sizeof(key) - 1, NULL, 10);
 	}
 	fclose(f);
 	return kb < 0 ? -1 : kb * 1024 / (long)page_size;
