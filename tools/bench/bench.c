@@ -388,6 +388,14 @@ int np_bench_abba(struct np_bench_side side[2], const char *name_a,
 	return 0;
 }
 
+void np_bench_best_of(int width, int rounds, const char *unit)
+{
+	char cell[64];
+
+	snprintf(cell, sizeof(cell), "best of %d rounds, %s", rounds, unit);
+	printf("\n%-*s", width, cell);
+}
+
 void np_bench_abba_print(const struct np_bench_side side[2],
 			 unsigned long nr_pages)
 {

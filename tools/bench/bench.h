@@ -140,6 +140,12 @@ int np_bench_abba(struct np_bench_side side[2], const char *name_a,
 			     uint64_t *ns),
 		  void *data);
 
+/*
+ * A table's first cell, after a blank line: "best of @rounds rounds,
+ * @unit" padded to @width (the rows' name column).
+ */
+void np_bench_best_of(int width, int rounds, const char *unit);
+
 /* The best times of both sides, per page of @nr_pages, and A / B. */
 void np_bench_abba_print(const struct np_bench_side side[2],
 			 unsigned long nr_pages);

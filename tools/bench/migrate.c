@@ -914,8 +914,7 @@ static void np_print_table(const struct np_result *res)
 		       np_variants[v].name,
 		       res[v].nr_moving * sysconf(_SC_PAGESIZE) >> 20,
 		       res[v].thp_pages, res[v].thp_min);
-	snprintf(hdr, sizeof(hdr), "best of %d rounds, GB/s", np_rounds);
-	printf("\n%-32s", hdr);
+	np_bench_best_of(32, np_rounds, "GB/s");
 	/* Columns: 11 characters, numbers end on the 10th (a mark after). */
 	for (v = 0; v < NP_NR_VARIANTS; v++)
 		printf(" %9s ", np_variants[v].name);

@@ -445,7 +445,6 @@ static void np_print_table(const struct np_result *res, int nr)
 		{ "access read / runs", NP_M_ACCESS, NP_M_RUNS },
 		{ "access clear / runs", NP_M_ACCESS_CLEAR, NP_M_RUNS },
 	};
-	char hdr[32];
 	size_t i;
 	int m, v;
 
@@ -461,8 +460,7 @@ static void np_print_table(const struct np_result *res, int nr)
 			printf(", %zu runs", res[v].nr_runs);
 		printf(", pages per node: %s\n", res[v].nodes);
 	}
-	snprintf(hdr, sizeof(hdr), "best of %d rounds, ms", NP_ROUNDS);
-	printf("\n%-30s", hdr);
+	np_bench_best_of(30, NP_ROUNDS, "ms");
 	for (v = 0; v < nr; v++)
 		printf(" %12s", res[v].variant);
 	printf("\n");
