@@ -13,13 +13,8 @@
 #include "stats.h"
 
 /* The errno each failure reason but NUMAPLACE_FAIL_OTHER stands for. */
-static const u8 np_fail_errnos[NUMAPLACE_FAIL_OTHER] = {
-	[NUMAPLACE_FAIL_ENOMEM] = ENOMEM,
-	[NUMAPLACE_FAIL_EBUSY] = EBUSY,
-	[NUMAPLACE_FAIL_EACCES] = EACCES,
-	[NUMAPLACE_FAIL_EFAULT] = EFAULT,
-	[NUMAPLACE_FAIL_ENOENT] = ENOENT,
-};
+static const u8 np_fail_errnos[] = NUMAPLACE_FAIL_ERRNOS;
+static_assert(ARRAY_SIZE(np_fail_errnos) == NUMAPLACE_FAIL_OTHER);
 
 /* The positive errno of failure reason @reason; 0: OTHER (any other). */
 unsigned int np_fail_errno(unsigned int reason)

@@ -13,13 +13,9 @@
 #include "numaplace.h"
 
 /* The errno each failure reason but NUMAPLACE_FAIL_OTHER stands for. */
-static const int np_fail_errnos[NUMAPLACE_FAIL_OTHER] = {
-	[NUMAPLACE_FAIL_ENOMEM] = ENOMEM,
-	[NUMAPLACE_FAIL_EBUSY] = EBUSY,
-	[NUMAPLACE_FAIL_EACCES] = EACCES,
-	[NUMAPLACE_FAIL_EFAULT] = EFAULT,
-	[NUMAPLACE_FAIL_ENOENT] = ENOENT,
-};
+static const int np_fail_errnos[] = NUMAPLACE_FAIL_ERRNOS;
+_Static_assert(sizeof(np_fail_errnos) / sizeof(np_fail_errnos[0]) ==
+	       NUMAPLACE_FAIL_OTHER, "one errno per failure reason but OTHER");
 
 NP_EXPORT int numaplace_fail_errno(int reason)
 {

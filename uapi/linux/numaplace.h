@@ -251,6 +251,13 @@ enum numaplace_fail {
 	NUMAPLACE_FAIL_MAX = 8,
 };
 
+/*
+ * The errno of each reason but NUMAPLACE_FAIL_OTHER, by reason (each is
+ * named after it): an initialiser for a table of NUMAPLACE_FAIL_OTHER
+ * entries, with <errno.h> or <linux/errno.h> included.
+ */
+#define NUMAPLACE_FAIL_ERRNOS	{ ENOMEM, EBUSY, EACCES, EFAULT, ENOENT }
+
 /* numaplace_migrate.engines and numaplace_info engine reporting */
 #define NUMAPLACE_ENGINE_KERNEL	(1U << 0) /* the kernel's migrate_pages() */
 #define NUMAPLACE_ENGINE_VMA	(1U << 1) /* migrate_vma_* (exported API) */
