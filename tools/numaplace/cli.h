@@ -277,12 +277,10 @@ int np_cmd_monitor(int argc, char **argv);
 int np_cmd_tier(int argc, char **argv);
 
 /* watch.c: the watch command, and its lines for the monitor */
-struct nlmsghdr;
 struct numaplace_watch_record;
 int np_cmd_watch(int argc, char **argv);
 void np_watch_print(const struct numaplace_watch_record *r, long pid, int json);
 void np_watch_print_id(const struct numaplace_watch_record *r, long pid,
 		       unsigned long long id, int json);
-void np_watch_print_nl(const struct nlmsghdr *nlh, int json);
 
 #endif

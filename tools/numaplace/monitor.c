@@ -163,6 +163,7 @@ static int np_monitor_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct np_monitor *mon = data;
 	struct np_nl_event ev = { 0 };
+	struct np_nl_watch w = { 0 };
 
 	if (nlh->nlmsg_type == GENL_ID_CTRL) {
 		np_monitor_ctrl(mon, nlh);
@@ -170,11 +171,10 @@ static int np_monitor_cb(const struct nlmsghdr *nlh, void *data)
 	}
 	if (!mon->nl.family || nlh->nlmsg_type != mon->nl.family)
 		return MNL_CB_OK;
-	if (np_nl_cmd(nlh) == NUMAPLACE_NL_CMD_WATCH) {
-		np_watch_print_nl(nlh, mon->json);	/* watch.c */
-		return MNL_CB_OK;
-	}
-	if (np_nl_event_parse(nlh, &ev))
+	/* A WATCH event prints as `numaplace watch` prints it (watch.c). */
+	if (np_nl_watch_parse(nlh, &w))
+		np_watch_print_id(&w.rec, w.pid, w.id, mon->json);
+	else if (np_nl_event_parse(nlh, &ev))
 		np_print_event(mon, &ev);
 	return MNL_CB_OK;
 }

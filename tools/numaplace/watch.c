@@ -6,7 +6,7 @@
  *
  *   numaplace watch [-p PID] START-END|START+LEN [--json] [--count N]
  *
- * np_watch_print() also prints the WATCH events of `numaplace monitor`.
+ * np_watch_print_id() also prints the WATCH events of `numaplace monitor`.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -21,7 +21,6 @@
 
 #include "numaplace.h"
 #include "cli.h"
-#include "nl.h"
 #include "output.h"
 
 /* Records read per read(2). */
@@ -146,88 +145,6 @@ void np_watch_print_id(const struct numaplace_watch_record *r, long pid,
 void np_watch_print(const struct numaplace_watch_record *r, long pid, int json)
 {
 	np_watch_print_id(r, pid, 0, json);
-}
-
-static __u64 np_nl_u64(const struct nlattr *a)
-{
-	return mnl_attr_validate(a, MNL_TYPE_U64) >= 0 ? mnl_attr_get_u64(a) : 0;
-}
-
-/* A u32 attribute's value; @old when it is not a u32. */
-static long long np_nl_u32(const struct nlattr *a, long long old)
-{
-	return mnl_attr_validate(a, MNL_TYPE_U32) >= 0 ? mnl_attr_get_u32(a) : old;
-}
-
-/* A WATCH event's node totals (NUMAPLACE_A_WATCH_NODE nest). */
-static void np_watch_nl_node(const struct nlattr *nest,
-			     struct numaplace_watch_record *r)
-{
-	__u64 before = 0, after = 0;
-	const struct nlattr *a;
-	long node = -1;
-
-	mnl_attr_for_each_nested(a, nest) {
-		switch (mnl_attr_get_type(a)) {
-		case NUMAPLACE_A_WNODE_NODE:
-			node = np_nl_u32(a, node);
-			break;
-		case NUMAPLACE_A_WNODE_BEFORE:
-			before = np_nl_u64(a);
-			break;
-		case NUMAPLACE_A_WNODE_AFTER:
-			after = np_nl_u64(a);
-			break;
-		}
-	}
-	if (node < 0 || node >= NUMAPLACE_WATCH_NODES)
-		return;
-	r->before[node] = before;
-	r->after[node] = after;
-	if ((unsigned long)node >= r->nr_nodes)
-		r->nr_nodes = node + 1;
-}
-
-/* `numaplace monitor`: a WATCH event, printed as `numaplace watch` does. */
-void np_watch_print_nl(const struct nlmsghdr *nlh, int json)
-{
-	struct numaplace_watch_record r = { 0 };
-	unsigned long long id = 0;
-	const struct nlattr *a;
-	long pid = 0;
-
-	mnl_attr_for_each(a, nlh, GENL_HDRLEN) {
-		switch (mnl_attr_get_type(a)) {
-		case NUMAPLACE_A_WATCH_ID:
-			id = np_nl_u64(a);
-			break;
-		case NUMAPLACE_A_WATCH_PID:
-			pid = np_nl_u32(a, pid);
-			break;
-		case NUMAPLACE_A_WATCH_COOKIE:
-			r.cookie = np_nl_u64(a);
-			break;
-		case NUMAPLACE_A_WATCH_SEQ:
-			r.seq = np_nl_u64(a);
-			break;
-		case NUMAPLACE_A_WATCH_START:
-			r.start = np_nl_u64(a);
-			break;
-		case NUMAPLACE_A_WATCH_LEN:
-			r.len = np_nl_u64(a);
-			break;
-		case NUMAPLACE_A_WATCH_REASON:
-			r.reason = np_nl_u32(a, r.reason);
-			break;
-		case NUMAPLACE_A_WATCH_CHANGED:
-			r.nr_changed = np_nl_u64(a);
-			break;
-		case NUMAPLACE_A_WATCH_NODE:
-			np_watch_nl_node(a, &r);
-			break;
-		}
-	}
-	np_watch_print_id(&r, pid, id, json);
 }
 
 static int np_watch_opt(void *data, int opt, const char *arg)
