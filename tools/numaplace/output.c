@@ -452,6 +452,30 @@ void np_print_text(struct np_out *o, const char *fmt, ...)
 	va_end(ap);
 }
 
+void np_print_nodes(struct np_out *o, const char *key, const char *first,
+		    const __u64 *mask, unsigned int nr, const __u64 *v)
+{
+	const char *sep = first;
+	char name[16];
+	unsigned int n;
+
+	np_out_open(o, key, v ? '{' : '[', 0);
+	for (n = 0; n < nr; n++) {
+		if (!numaplace_node_isset(mask, n))
+			continue;
+		np_print_text(o, "%s", sep);
+		sep = ",";
+		if (!v) {
+			np_print_uint(o, NP_PRINT_ANY, NULL, "%llu", n);
+			continue;
+		}
+		snprintf(name, sizeof(name), "%u", n);
+		np_print_text(o, "%u:", n);
+		np_print_uint(o, NP_PRINT_ANY, name, "%llu", v[n]);
+	}
+	np_out_close(o);
+}
+
 /*
  * The name of the first bit of *@mask that has one, taken out of *@mask;
  * then, if the table says so, the bits left as one hex number (in @hex);
