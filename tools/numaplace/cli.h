@@ -96,6 +96,15 @@ enum { NP_OPT_ALL = 256, NP_OPT_JSON, NP_OPT_CMD };
 
 /* A struct np_cmd_desc's @opts and @nr_opts, from one array. */
 #define NP_CMD_OPTS(array)	.opts = (array), .nr_opts = NP_ARRAY_SIZE(array)
+/*
+ * The synopsis and options of a command whose one option is --json
+ * (info, monitor), @help its help: np_parse_opts_only() with
+ * np_opt_flag() parses them.
+ */
+#define NP_CMD_JSON_ONLY(help)						\
+	.synopsis = "[--json]",						\
+	NP_CMD_OPTS(((const struct np_opt[]){				\
+		NP_OPT_FLAG("json", NP_OPT_JSON, help) }))
 
 #define NP_EXIT_BIT(code)	(1U << (code))
 /* What every command that talks to the module may exit with. */

@@ -11,16 +11,11 @@
 #include "numaplace.h"
 #include "output.h"
 
-static const struct np_opt np_info_opts[] = {
-	NP_OPT_FLAG("json", NP_OPT_JSON, "print JSON instead of text"),
-};
-
 static const struct np_cmd_desc np_info_desc = {
 	.name = "info",
-	.synopsis = "[--json]",
+	NP_CMD_JSON_ONLY("print JSON instead of text"),
 	.about = "Print the module's ABI version, its ioctls, the nodes online and\n"
 		 "with memory, and the features this kernel allows.",
-	NP_CMD_OPTS(np_info_opts),
 	.exits = NP_EXITS_BASE,
 };
 

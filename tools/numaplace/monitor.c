@@ -33,19 +33,14 @@ struct np_monitor {
 	int rejoin;		/* the family was registered again */
 };
 
-static const struct np_opt np_monitor_opts[] = {
-	NP_OPT_FLAG("json", NP_OPT_JSON, "one JSON object per line"),
-};
-
 static const struct np_cmd_desc np_monitor_desc = {
 	.name = "monitor",
-	.synopsis = "[--json]",
+	NP_CMD_JSON_ONLY("one JSON object per line"),
 	.about = "Print a line per completed migration call (any process's) until\n"
 		 "interrupted: time, pid, pages and MiB moved, the call's duration,\n"
 		 "its throughput, the engines that moved pages, pages that did not\n"
 		 "move and the call's error; and a line per placement-watch record\n"
 		 "of any watch (as `numaplace watch` prints it).",
-	NP_CMD_OPTS(np_monitor_opts),
 	.exits = NP_EXITS_BASE | NP_EXIT_BIT(NP_EXIT_PERM),
 };
 
