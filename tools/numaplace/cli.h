@@ -157,6 +157,32 @@ int np_parse_opts_only(const struct np_cmd_desc *desc, int argc, char **argv,
 		       np_opt_cb cb, void *data);
 /* An np_opt_cb that sets the int at @data to 1 (info's and monitor's --json). */
 int np_opt_flag(void *data, int opt, const char *arg);
+
+/**
+ * struct np_cmd_steps - a command run step by step (query, migrate, watch)
+ * @desc: its usage and options
+ * @opt: each option of it (np_parse_opts()), with the command as @data
+ * @operands: the operands, optind the first: NP_EXIT_OK or NP_EXIT_USAGE
+ *	(said); checks of the options together go here too
+ * @open: the handshake with the module
+ * @run: the work, its output flushed
+ * @free: what @open and @run left, after either; NULL for nothing
+ *
+ * @open and @run return an exit code, the run ends at the first not
+ * NP_EXIT_OK.
+ */
+struct np_cmd_steps {
+	const struct np_cmd_desc *desc;
+	np_opt_cb opt;
+	int (*operands)(void *cmd, int argc, char **argv);
+	int (*open)(void *cmd);
+	int (*run)(void *cmd);
+	void (*free)(void *cmd);
+};
+
+/* @s on @cmd (set up by the caller): the command's exit code. */
+int np_cmd_run(const struct np_cmd_steps *s, void *cmd, int argc,
+	       char **argv);
 /* "numaplace NAME: bad WHAT 'ARG'" on stderr; NP_EXIT_USAGE. */
 int np_bad_arg(const struct np_cmd_desc *desc, const char *what,
 	       const char *arg);
