@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,28 +124,42 @@ static bool np_tier_mask_empty(const __u64 *m)
 	return true;
 }
 
+/* A __u64 member of struct numaplace_tier_period (or an array of them). */
+#define NP_TIER_PERIOD_U64(m) {						\
+	offsetof(struct numaplace_tier_period, m),			\
+	sizeof(((struct numaplace_tier_period *)0)->m) / sizeof(__u64) }
+
+/* The members of a period that periods add up in. */
+static const struct {
+	size_t off;		/* into the struct */
+	size_t nr;		/* __u64s there */
+} np_tier_period_sums[] = {
+	NP_TIER_PERIOD_U64(nr_scanned), NP_TIER_PERIOD_U64(nr_young),
+	NP_TIER_PERIOD_U64(nr_hot), NP_TIER_PERIOD_U64(nr_cold),
+	NP_TIER_PERIOD_U64(nr_promoted), NP_TIER_PERIOD_U64(nr_demoted),
+	NP_TIER_PERIOD_U64(nr_failed), NP_TIER_PERIOD_U64(nr_held),
+	NP_TIER_PERIOD_U64(nr_limited), NP_TIER_PERIOD_U64(nr_no_room),
+	NP_TIER_PERIOD_U64(nr_scan_failed), NP_TIER_PERIOD_U64(nr_ping_pong),
+	NP_TIER_PERIOD_U64(nr_moved_3), NP_TIER_PERIOD_U64(scan_ns),
+	NP_TIER_PERIOD_U64(move_ns),
+};
+
 NP_EXPORT void numaplace_tier_period_add(struct numaplace_tier_period *to,
 				       const struct numaplace_tier_period *from)
 {
-	int n;
+	const __u64 *f;
+	size_t i, k;
+	__u64 *t;
 
-	for (n = 0; n < NUMAPLACE_TIER_NODES; n++) {
-		to->nr_promoted[n] += from->nr_promoted[n];
-		to->nr_demoted[n] += from->nr_demoted[n];
+	for (i = 0; i < sizeof(np_tier_period_sums) /
+			sizeof(np_tier_period_sums[0]); i++) {
+		t = (__u64 *)((char *)to + np_tier_period_sums[i].off);
+		f = (const __u64 *)((const char *)from +
+				    np_tier_period_sums[i].off);
+		for (k = 0; k < np_tier_period_sums[i].nr; k++)
+			t[k] += f[k];
 	}
-	to->nr_scanned += from->nr_scanned;
-	to->nr_young += from->nr_young;
-	to->nr_hot += from->nr_hot;
-	to->nr_cold += from->nr_cold;
-	to->nr_failed += from->nr_failed;
-	to->nr_held += from->nr_held;
-	to->nr_limited += from->nr_limited;
-	to->nr_no_room += from->nr_no_room;
-	to->nr_scan_failed += from->nr_scan_failed;
-	to->nr_ping_pong += from->nr_ping_pong;
-	to->nr_moved_3 += from->nr_moved_3;
-	to->scan_ns += from->scan_ns;
-	to->move_ns += from->move_ns;
+	/* The rest is the state at the end: the last period's. */
 	to->nr_targets = from->nr_targets;
 	to->nr_tracked = from->nr_tracked;
 	to->state_bytes = from->state_bytes;
