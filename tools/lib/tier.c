@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +76,14 @@ struct np_tier_move {
 	bool promote;
 };
 
+/* The arrays of one access scan call and of one move call. */
+struct np_tier_calls {
+	struct numaplace_run runs[NP_TIER_RUNS];
+	void *move_pages[NP_TIER_MOVE_BATCH];
+	int move_nodes[NP_TIER_MOVE_BATCH];
+	int move_status[NP_TIER_MOVE_BATCH];
+};
+
 /* A step's scan of one target: the old chunks it walks, the new ones. */
 struct np_tier_scan {
 	struct np_tier_target *tg;
@@ -92,12 +101,9 @@ struct numaplace_tier {
 	struct np_tier_target *targets;
 	size_t nr_targets, cap_targets;
 	struct np_tier_bucket bucket;
-	struct numaplace_run *runs;
+	struct np_tier_calls *calls;
 	struct np_tier_move *moves;
 	size_t nr_moves, cap_moves;
-	/* One move call's arrays (NP_TIER_MOVE_BATCH entries each). */
-	void **move_pages;
-	int *move_nodes, *move_status;
 	/* The step's: */
 	struct np_tier_spread up, down;
 	__u64 need[NUMAPLACE_TIER_NODES];	/* pages to demote from a fast node */
@@ -123,28 +129,42 @@ static bool np_tier_mask_empty(const __u64 *m)
 	return true;
 }
 
+/* A __u64 member of struct numaplace_tier_period (or an array of them). */
+#define NP_TIER_PERIOD_U64(m) {						\
+	offsetof(struct numaplace_tier_period, m),			\
+	sizeof(((struct numaplace_tier_period *)0)->m) / sizeof(__u64) }
+
+/* The members of a period that periods add up in. */
+static const struct {
+	size_t off;		/* into the struct */
+	size_t nr;		/* __u64s there */
+} np_tier_period_sums[] = {
+	NP_TIER_PERIOD_U64(nr_scanned), NP_TIER_PERIOD_U64(nr_young),
+	NP_TIER_PERIOD_U64(nr_hot), NP_TIER_PERIOD_U64(nr_cold),
+	NP_TIER_PERIOD_U64(nr_promoted), NP_TIER_PERIOD_U64(nr_demoted),
+	NP_TIER_PERIOD_U64(nr_failed), NP_TIER_PERIOD_U64(nr_held),
+	NP_TIER_PERIOD_U64(nr_limited), NP_TIER_PERIOD_U64(nr_no_room),
+	NP_TIER_PERIOD_U64(nr_scan_failed), NP_TIER_PERIOD_U64(nr_ping_pong),
+	NP_TIER_PERIOD_U64(nr_moved_3), NP_TIER_PERIOD_U64(scan_ns),
+	NP_TIER_PERIOD_U64(move_ns),
+};
+
 NP_EXPORT void numaplace_tier_period_add(struct numaplace_tier_period *to,
 				       const struct numaplace_tier_period *from)
 {
-	int n;
+	const __u64 *f;
+	size_t i, k;
+	__u64 *t;
 
-	for (n = 0; n < NUMAPLACE_TIER_NODES; n++) {
-		to->nr_promoted[n] += from->nr_promoted[n];
-		to->nr_demoted[n] += from->nr_demoted[n];
+	for (i = 0; i < sizeof(np_tier_period_sums) /
+			sizeof(np_tier_period_sums[0]); i++) {
+		t = (__u64 *)((char *)to + np_tier_period_sums[i].off);
+		f = (const __u64 *)((const char *)from +
+				    np_tier_period_sums[i].off);
+		for (k = 0; k < np_tier_period_sums[i].nr; k++)
+			t[k] += f[k];
 	}
-	to->nr_scanned += from->nr_scanned;
-	to->nr_young += from->nr_young;
-	to->nr_hot += from->nr_hot;
-	to->nr_cold += from->nr_cold;
-	to->nr_failed += from->nr_failed;
-	to->nr_held += from->nr_held;
-	to->nr_limited += from->nr_limited;
-	to->nr_no_room += from->nr_no_room;
-	to->nr_scan_failed += from->nr_scan_failed;
-	to->nr_ping_pong += from->nr_ping_pong;
-	to->nr_moved_3 += from->nr_moved_3;
-	to->scan_ns += from->scan_ns;
-	to->move_ns += from->move_ns;
+	/* The rest is the state at the end: the last period's. */
 	to->nr_targets = from->nr_targets;
 	to->nr_tracked = from->nr_tracked;
 	to->state_bytes = from->state_bytes;
@@ -252,17 +272,14 @@ NP_EXPORT int numaplace_tier_new(const struct numaplace_tier_params *p,
 	ret = np_tier_pick_nodes(t);
 	if (ret)
 		goto free_tier;
-	t->runs = calloc(NP_TIER_RUNS, sizeof(*t->runs));
-	t->move_pages = calloc(NP_TIER_MOVE_BATCH, sizeof(*t->move_pages));
-	t->move_nodes = calloc(NP_TIER_MOVE_BATCH, sizeof(*t->move_nodes));
-	t->move_status = calloc(NP_TIER_MOVE_BATCH, sizeof(*t->move_status));
-	if (!t->runs || !t->move_pages || !t->move_nodes || !t->move_status) {
+	t->calls = calloc(1, sizeof(*t->calls));
+	if (!t->calls) {
 		ret = -ENOMEM;
-		goto free_arrays;
+		goto free_tier;
 	}
 	ret = np_tier_read_cpu_nodes(&t->cpu_node, &t->nr_cpus);
 	if (ret)
-		goto free_arrays;
+		goto free_tier;
 	np_tier_spread_init(&t->up, p->spread, t->fast);
 	np_tier_spread_init(&t->down, NUMAPLACE_TIER_SPREAD_FREE, t->slow);
 	np_tier_bucket_init(&t->bucket,
@@ -270,13 +287,8 @@ NP_EXPORT int numaplace_tier_new(const struct numaplace_tier_params *p,
 	*out = t;
 	return 0;
 
-free_arrays:
-	free(t->move_status);
-	free(t->move_nodes);
-	free(t->move_pages);
-	free(t->runs);
 free_tier:
-	free(t);
+	numaplace_tier_free(t);
 	return ret;
 }
 
@@ -300,10 +312,7 @@ NP_EXPORT void numaplace_tier_free(struct numaplace_tier *t)
 		np_tier_chunks_free(&t->targets[i].chunks, 0);
 	free(t->targets);
 	free(t->moves);
-	free(t->move_status);
-	free(t->move_nodes);
-	free(t->move_pages);
-	free(t->runs);
+	free(t->calls);
 	free(t->cpu_node);
 	free(t);
 }
@@ -396,7 +405,7 @@ NP_EXPORT int numaplace_tier_add(struct numaplace_tier *t, int pid)
 	/* What a scan needs, asked of one page now rather than at a step. */
 	ret = numaplace_access_runs(pid, (void *)(uintptr_t)vmas[0].start,
 				    t->page_size, NUMAPLACE_QUERY_CLEAR_ACCESS,
-				    t->runs, 1, &nr_runs, &done, NULL);
+				    t->calls->runs, 1, &nr_runs, &done, NULL);
 	free(vmas);
 	if (ret)
 		return ret;
@@ -751,14 +760,15 @@ static int np_tier_scan_vma(struct numaplace_tier *t, struct np_tier_scan *sc,
 	while (start < end) {
 		ret = numaplace_access_runs(sc->tg->pid,
 					    (void *)(uintptr_t)start,
-					    end - start, t->scan_flags, t->runs,
-					    NP_TIER_RUNS, &nr_runs, &done, NULL);
+					    end - start, t->scan_flags,
+					    t->calls->runs, NP_TIER_RUNS,
+					    &nr_runs, &done, NULL);
 		if (ret)
 			return ret;
 		if (!done)
 			return -EIO;
 		for (i = 0; i < nr_runs; i++) {
-			ret = np_tier_scan_run(t, sc, &t->runs[i]);
+			ret = np_tier_scan_run(t, sc, &t->calls->runs[i]);
 			if (ret)
 				return ret;
 		}
@@ -839,7 +849,8 @@ static void np_tier_moved(struct numaplace_tier *t, struct np_tier_move *mv,
  */
 static int np_tier_move(struct numaplace_tier *t, int pid)
 {
-	int *status = t->move_status;
+	void **pages = t->calls->move_pages;
+	int *nodes = t->calls->move_nodes, *status = t->calls->move_status;
 	size_t i, n, k;
 	long ret;
 
@@ -848,15 +859,14 @@ static int np_tier_move(struct numaplace_tier *t, int pid)
 		if (n > NP_TIER_MOVE_BATCH)
 			n = NP_TIER_MOVE_BATCH;
 		for (k = 0; k < n; k++) {
-			t->move_pages[k] = (void *)(uintptr_t)t->moves[i + k].addr;
-			t->move_nodes[k] = t->moves[i + k].to;
+			pages[k] = (void *)(uintptr_t)t->moves[i + k].addr;
+			nodes[k] = t->moves[i + k].to;
 			status[k] = t->p.flags & NUMAPLACE_TIER_DRY_RUN ?
 				    t->moves[i + k].to : NP_TIER_NOT_TRIED;
 		}
 		if (!(t->p.flags & NUMAPLACE_TIER_DRY_RUN)) {
-			ret = numaplace_move_pages(pid, n, t->move_pages,
-						   t->move_nodes, status,
-						   MPOL_MF_MOVE);
+			ret = numaplace_move_pages(pid, n, pages, nodes,
+						   status, MPOL_MF_MOVE);
 			if (ret < 0 && errno == ESRCH)
 				return -ESRCH;
 			if (ret < 0)

@@ -96,6 +96,15 @@ enum { NP_OPT_ALL = 256, NP_OPT_JSON, NP_OPT_CMD };
 
 /* A struct np_cmd_desc's @opts and @nr_opts, from one array. */
 #define NP_CMD_OPTS(array)	.opts = (array), .nr_opts = NP_ARRAY_SIZE(array)
+/*
+ * The synopsis and options of a command whose one option is --json
+ * (info, monitor), @help its help: np_parse_opts_only() with
+ * np_opt_flag() parses them.
+ */
+#define NP_CMD_JSON_ONLY(help)						\
+	.synopsis = "[--json]",						\
+	NP_CMD_OPTS(((const struct np_opt[]){				\
+		NP_OPT_FLAG("json", NP_OPT_JSON, help) }))
 
 #define NP_EXIT_BIT(code)	(1U << (code))
 /* What every command that talks to the module may exit with. */
@@ -148,6 +157,32 @@ int np_parse_opts_only(const struct np_cmd_desc *desc, int argc, char **argv,
 		       np_opt_cb cb, void *data);
 /* An np_opt_cb that sets the int at @data to 1 (info's and monitor's --json). */
 int np_opt_flag(void *data, int opt, const char *arg);
+
+/**
+ * struct np_cmd_steps - a command run step by step (query, migrate, watch)
+ * @desc: its usage and options
+ * @opt: each option of it (np_parse_opts()), with the command as @data
+ * @operands: the operands, optind the first: NP_EXIT_OK or NP_EXIT_USAGE
+ *	(said); checks of the options together go here too
+ * @open: the handshake with the module
+ * @run: the work, its output flushed
+ * @free: what @open and @run left, after either; NULL for nothing
+ *
+ * @open and @run return an exit code, the run ends at the first not
+ * NP_EXIT_OK.
+ */
+struct np_cmd_steps {
+	const struct np_cmd_desc *desc;
+	np_opt_cb opt;
+	int (*operands)(void *cmd, int argc, char **argv);
+	int (*open)(void *cmd);
+	int (*run)(void *cmd);
+	void (*free)(void *cmd);
+};
+
+/* @s on @cmd (set up by the caller): the command's exit code. */
+int np_cmd_run(const struct np_cmd_steps *s, void *cmd, int argc,
+	       char **argv);
 /* "numaplace NAME: bad WHAT 'ARG'" on stderr; NP_EXIT_USAGE. */
 int np_bad_arg(const struct np_cmd_desc *desc, const char *what,
 	       const char *arg);
@@ -277,12 +312,10 @@ int np_cmd_monitor(int argc, char **argv);
 int np_cmd_tier(int argc, char **argv);
 
 /* watch.c: the watch command, and its lines for the monitor */
-struct nlmsghdr;
 struct numaplace_watch_record;
 int np_cmd_watch(int argc, char **argv);
 void np_watch_print(const struct numaplace_watch_record *r, long pid, int json);
 void np_watch_print_id(const struct numaplace_watch_record *r, long pid,
 		       unsigned long long id, int json);
-void np_watch_print_nl(const struct nlmsghdr *nlh, int json);
 
 #endif

@@ -11,16 +11,11 @@
 #include "numaplace.h"
 #include "output.h"
 
-static const struct np_opt np_info_opts[] = {
-	NP_OPT_FLAG("json", NP_OPT_JSON, "print JSON instead of text"),
-};
-
 static const struct np_cmd_desc np_info_desc = {
 	.name = "info",
-	.synopsis = "[--json]",
+	NP_CMD_JSON_ONLY("print JSON instead of text"),
 	.about = "Print the module's ABI version, its ioctls, the nodes online and\n"
 		 "with memory, and the features this kernel allows.",
-	NP_CMD_OPTS(np_info_opts),
 	.exits = NP_EXITS_BASE,
 };
 
@@ -39,29 +34,10 @@ static const struct np_bit_name np_feature_names[] = {
 	{ NUMAPLACE_FEAT_ACCESS_KEEP, "access-keep" },
 };
 
-/* The nodes set in @mask: a JSON array of numbers, or "0,1" as text. */
-static void np_print_mask(struct np_out *o, const char *label,
-			  const __u64 *mask, unsigned int nr)
-{
-	const char *sep = "";
-	unsigned int n;
-
-	np_print_text(o, "%-14s", label);
-	np_out_arr_open(o, label, 0);
-	for (n = 0; n < nr; n++) {
-		if (!numaplace_node_isset(mask, n))
-			continue;
-		np_print_text(o, "%s", sep);
-		np_print_uint(o, NP_PRINT_ANY, NULL, "%llu", n);
-		sep = ",";
-	}
-	np_out_close(o);
-	np_print_text(o, "\n");
-}
-
 /* A feature this tool has no name for is not shown. */
 static const struct np_bits np_feature_bits = {
-	np_feature_names, NP_ARRAY_SIZE(np_feature_names), " ", "(none)", 0,
+	.names = np_feature_names, .nr_names = NP_ARRAY_SIZE(np_feature_names),
+	.sep = " ", .none = "(none)",
 };
 
 int np_cmd_info(int argc, char **argv)
@@ -88,8 +64,13 @@ int np_cmd_info(int argc, char **argv)
 	/* JSON: the mask as a number (scripts test bits of it). */
 	np_print_uint(&o, NP_PRINT_ANY, "ioctls", "ioctls        %#llx\n",
 		      info.ioctls);
-	np_print_mask(&o, "nodes online", info.node_online, info.nr_node_ids);
-	np_print_mask(&o, "nodes memory", info.node_memory, info.nr_node_ids);
+	np_print_text(&o, "%-14s", "nodes online");
+	np_print_nodes(&o, "nodes online", "", info.node_online,
+		       info.nr_node_ids, NULL);
+	np_print_text(&o, "\n%-14s", "nodes memory");
+	np_print_nodes(&o, "nodes memory", "", info.node_memory,
+		       info.nr_node_ids, NULL);
+	np_print_text(&o, "\n");
 	np_print_names(&o, NP_PRINT_ANY, "features", "features      %s\n",
 		       &np_feature_bits, info.features);
 	np_out_end(&o);

@@ -167,14 +167,12 @@ static int np_migrate_opt(void *data, int opt, const char *arg)
 	return NP_EXIT_OK;
 }
 
-/* NP_EXIT_OK, NP_EXIT_USAGE, or NP_OPT_HELP after --help. */
-static int np_migrate_args(struct np_migrate_cmd *c, int argc, char **argv)
+/* -p and a target given, and [RANGE | --all]. */
+static int np_migrate_operands(void *data, int argc, char **argv)
 {
 	const struct np_cmd_desc *d = &np_migrate_desc;
-	int ret = np_parse_opts(d, argc, argv, np_migrate_opt, c);
+	struct np_migrate_cmd *c = data;
 
-	if (ret)
-		return ret;
 	if (!c->proc.pid || !c->target_arg)
 		return np_usage_error(d, "%s", !c->proc.pid ?
 				      "-p PID is required" :
@@ -246,8 +244,9 @@ static int np_migrate_maps(struct np_migrate_cmd *c)
 }
 
 /* The handshake: the device, its migration support and the engine. */
-static int np_migrate_open(struct np_migrate_cmd *c)
+static int np_migrate_open(void *data)
 {
+	struct np_migrate_cmd *c = data;
 	unsigned long long any = NUMAPLACE_FEAT_MIGRATE_KERNEL |
 				 NUMAPLACE_FEAT_MIGRATE_VMA |
 				 NUMAPLACE_FEAT_MIGRATE_BATCH |
@@ -316,36 +315,45 @@ static int np_migrate_pieces(struct np_migrate_cmd *c)
 	return NP_EXIT_OK;
 }
 
-int np_cmd_migrate(int argc, char **argv)
+/* The pieces of the range, moved; the summary. */
+static int np_migrate_run(void *data)
 {
-	struct np_migrate_cmd c;
+	struct np_migrate_cmd *c = data;
 	int ret;
 
-	memset(&c, 0, sizeof(c));
-	ret = np_migrate_args(&c, argc, argv);
+	ret = np_migrate_maps(c);
 	if (ret)
-		return ret < 0 ? NP_EXIT_OK : ret;
-	ret = np_migrate_open(&c);
-	if (ret)
-		goto out;
-	ret = np_migrate_maps(&c);
-	if (ret) {
-		ret = np_maps_error(&c, -ret);
-		goto out;
-	}
-	ret = np_migrate_pieces(&c);
-	if (!ret && np_partial(&c.sum))
+		return np_maps_error(c, -ret);
+	ret = np_migrate_pieces(c);
+	if (!ret && np_partial(&c->sum))
 		ret = NP_EXIT_PARTIAL;
 	/* After an error the text summary says what had been done. */
-	if ((c.proc.json || ret == NP_EXIT_OK || ret == NP_EXIT_PARTIAL ||
-	     c.done_bytes) && np_migrate_print(&c, ret)) {
+	if ((c->proc.json || ret == NP_EXIT_OK || ret == NP_EXIT_PARTIAL ||
+	     c->done_bytes) && np_migrate_print(c, ret)) {
 		fprintf(stderr, "numaplace: out of memory\n");
 		if (ret == NP_EXIT_OK || ret == NP_EXIT_PARTIAL)
 			ret = np_exit_of(ENOMEM);
 	}
 	fflush(stdout);
-out:
-	np_pieces_free(&c.todo);
-	np_pieces_free(&c.skipped);
 	return ret;
+}
+
+static void np_migrate_free(void *data)
+{
+	struct np_migrate_cmd *c = data;
+
+	np_pieces_free(&c->todo);
+	np_pieces_free(&c->skipped);
+}
+
+static const struct np_cmd_steps np_migrate_steps = {
+	&np_migrate_desc, np_migrate_opt, np_migrate_operands,
+	np_migrate_open, np_migrate_run, np_migrate_free,
+};
+
+int np_cmd_migrate(int argc, char **argv)
+{
+	struct np_migrate_cmd c = { 0 };
+
+	return np_cmd_run(&np_migrate_steps, &c, argc, argv);
 }

@@ -18,16 +18,6 @@
 /* Cells of the progress bar. */
 #define NP_BAR_WIDTH		30
 
-/* numaplace_migrate.nr_failed[] by index. */
-static const char *const np_fail_names[NUMAPLACE_FAIL_MAX] = {
-	[NUMAPLACE_FAIL_ENOMEM] = "ENOMEM",
-	[NUMAPLACE_FAIL_EBUSY] = "EBUSY",
-	[NUMAPLACE_FAIL_EACCES] = "EACCES",
-	[NUMAPLACE_FAIL_EFAULT] = "EFAULT",
-	[NUMAPLACE_FAIL_ENOENT] = "ENOENT",
-	[NUMAPLACE_FAIL_OTHER] = "OTHER",
-};
-
 void np_progress_draw(struct np_migrate_cmd *c, int final)
 {
 	double now = np_clock(CLOCK_MONOTONIC), el = now - c->t0, frac, rate, eta;
@@ -178,10 +168,18 @@ int np_report_error(const struct np_migrate_cmd *c, int err,
 	return np_exit_of(err);
 }
 
+/*
+ * The name of numaplace_migrate.nr_failed[@i]: its errno's ("ENOMEM"),
+ * "OTHER", or "reason@i" (in @buf) for a slot past NUMAPLACE_FAIL_OTHER.
+ */
 static const char *np_fail_name(int i, char *buf, size_t len)
 {
-	if (np_fail_names[i])
-		return np_fail_names[i];
+	int err = numaplace_fail_errno(i);
+
+	if (err)
+		return strerrorname_np(err);
+	if (i == NUMAPLACE_FAIL_OTHER)
+		return "OTHER";
 	snprintf(buf, len, "reason%d", i);
 	return buf;
 }
@@ -225,7 +223,7 @@ static void np_print_failed(struct np_out *o, const struct numaplace_migrate *s)
 	np_out_obj_open(o, "failed", 0);
 	for (i = 0; i < NUMAPLACE_FAIL_MAX; i++) {
 		/* JSON: every reason this tool names, and any other seen. */
-		if (!s->nr_failed[i] && !np_fail_names[i])
+		if (!s->nr_failed[i] && i > NUMAPLACE_FAIL_OTHER)
 			continue;
 		if (s->nr_failed[i])
 			np_print_text(o, "%s%s ", sep,

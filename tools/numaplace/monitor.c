@@ -33,19 +33,14 @@ struct np_monitor {
 	int rejoin;		/* the family was registered again */
 };
 
-static const struct np_opt np_monitor_opts[] = {
-	NP_OPT_FLAG("json", NP_OPT_JSON, "one JSON object per line"),
-};
-
 static const struct np_cmd_desc np_monitor_desc = {
 	.name = "monitor",
-	.synopsis = "[--json]",
+	NP_CMD_JSON_ONLY("one JSON object per line"),
 	.about = "Print a line per completed migration call (any process's) until\n"
 		 "interrupted: time, pid, pages and MiB moved, the call's duration,\n"
 		 "its throughput, the engines that moved pages, pages that did not\n"
 		 "move and the call's error; and a line per placement-watch record\n"
 		 "of any watch (as `numaplace watch` prints it).",
-	NP_CMD_OPTS(np_monitor_opts),
 	.exits = NP_EXITS_BASE | NP_EXIT_BIT(NP_EXIT_PERM),
 };
 
@@ -163,6 +158,7 @@ static int np_monitor_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct np_monitor *mon = data;
 	struct np_nl_event ev = { 0 };
+	struct np_nl_watch w = { 0 };
 
 	if (nlh->nlmsg_type == GENL_ID_CTRL) {
 		np_monitor_ctrl(mon, nlh);
@@ -170,11 +166,10 @@ static int np_monitor_cb(const struct nlmsghdr *nlh, void *data)
 	}
 	if (!mon->nl.family || nlh->nlmsg_type != mon->nl.family)
 		return MNL_CB_OK;
-	if (np_nl_cmd(nlh) == NUMAPLACE_NL_CMD_WATCH) {
-		np_watch_print_nl(nlh, mon->json);	/* watch.c */
-		return MNL_CB_OK;
-	}
-	if (np_nl_event_parse(nlh, &ev))
+	/* A WATCH event prints as `numaplace watch` prints it (watch.c). */
+	if (np_nl_watch_parse(nlh, &w))
+		np_watch_print_id(&w.rec, w.pid, w.id, mon->json);
+	else if (np_nl_event_parse(nlh, &ev))
 		np_print_event(mon, &ev);
 	return MNL_CB_OK;
 }

@@ -197,6 +197,24 @@ int np_opt_flag(void *data, int opt, const char *arg)
 	return NP_EXIT_OK;
 }
 
+int np_cmd_run(const struct np_cmd_steps *s, void *cmd, int argc,
+	       char **argv)
+{
+	int ret = np_parse_opts(s->desc, argc, argv, s->opt, cmd);
+
+	if (ret)
+		return ret == NP_OPT_HELP ? NP_EXIT_OK : ret;
+	ret = s->operands(cmd, argc, argv);
+	if (ret)
+		return ret;
+	ret = s->open(cmd);
+	if (!ret)
+		ret = s->run(cmd);
+	if (s->free)
+		s->free(cmd);
+	return ret;
+}
+
 int np_bad_arg(const struct np_cmd_desc *d, const char *what, const char *arg)
 {
 	fprintf(stderr, "numaplace %s: bad %s '%s'\n", d->name, what, arg);

@@ -62,16 +62,11 @@ int np_out_init(struct np_out *o, enum np_fmt fmt, int has_prev, double dt,
 	size_t i, nr = fmt == NP_FMT_PROM ? nr_fams :
 		       fmt == NP_FMT_TEXT ? nr_secs : 0;
 
-	memset(o, 0, sizeof(*o));
+	*o = (struct np_out){ .fmt = fmt, .has_prev = has_prev, .dt = dt,
+			      .fams = fams, .nr_fams = nr_fams,
+			      .secs = secs, .nr_secs = nr_secs };
 	if (nr_fams > NP_OUT_GROUPS || nr_secs > NP_OUT_GROUPS)
 		return -EINVAL;
-	o->fmt = fmt;
-	o->has_prev = has_prev;
-	o->dt = dt;
-	o->fams = fams;
-	o->nr_fams = nr_fams;
-	o->secs = secs;
-	o->nr_secs = nr_secs;
 	/* Text sections and Prometheus families fill out of order. */
 	for (i = 0; i < nr; i++) {
 		o->grp[i].f = open_memstream(&o->grp[i].buf, &o->grp[i].len);
@@ -450,6 +445,30 @@ void np_print_text(struct np_out *o, const char *fmt, ...)
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
+}
+
+void np_print_nodes(struct np_out *o, const char *key, const char *first,
+		    const __u64 *mask, unsigned int nr, const __u64 *v)
+{
+	const char *sep = first;
+	char name[16];
+	unsigned int n;
+
+	np_out_open(o, key, v ? '{' : '[', 0);
+	for (n = 0; n < nr; n++) {
+		if (!numaplace_node_isset(mask, n))
+			continue;
+		np_print_text(o, "%s", sep);
+		sep = ",";
+		if (!v) {
+			np_print_uint(o, NP_PRINT_ANY, NULL, "%llu", n);
+			continue;
+		}
+		snprintf(name, sizeof(name), "%u", n);
+		np_print_text(o, "%u:", n);
+		np_print_uint(o, NP_PRINT_ANY, name, "%llu", v[n]);
+	}
+	np_out_close(o);
 }
 
 /*

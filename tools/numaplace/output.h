@@ -197,6 +197,14 @@ void np_print_time(struct np_out *o, enum np_print t, const char *key,
 void np_print_text(struct np_out *o, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/*
+ * The nodes set in @mask, below @nr: with @v, each node's value, a JSON
+ * object {"0":12,"1":0} and text "0:12,1:0"; without, a JSON array of
+ * the nodes and text "0,1". Text: @first before the first node.
+ */
+void np_print_nodes(struct np_out *o, const char *key, const char *first,
+		    const __u64 *mask, unsigned int nr, const __u64 *v);
+
 struct np_bits;
 /*
  * The names of @mask's bits: a JSON array of strings, or text joined by

@@ -434,8 +434,9 @@ static int np_query_print(const struct np_query_cmd *c,
 }
 
 /* The handshake: the device, its query feature and the node columns. */
-static int np_query_open(struct np_query_cmd *c)
+static int np_query_open(void *data)
 {
+	struct np_query_cmd *c = data;
 	unsigned int n;
 	int ret;
 
@@ -484,17 +485,42 @@ static int np_query_opt(void *data, int opt, const char *arg)
 	return NP_EXIT_OK;
 }
 
-/* NP_EXIT_OK, NP_EXIT_USAGE, or NP_OPT_HELP after --help. */
-static int np_query_args(struct np_query_cmd *c, int argc, char **argv)
+/* [RANGE | --all] */
+static int np_query_operands(void *data, int argc, char **argv)
 {
-	int ret = np_parse_opts(&np_query_desc, argc, argv, np_query_opt, c);
+	struct np_query_cmd *c = data;
 
-	return ret ? ret : np_range_operand(&np_query_desc, argc, argv,
-					    c->proc.all, &c->proc.range);
+	return np_range_operand(&np_query_desc, argc, argv, c->proc.all,
+				&c->proc.range);
 }
 
-static void np_query_free(struct np_query_cmd *c)
+/* The rows of the range, printed (with the runs: a buffer for them). */
+static int np_query_run(void *data)
 {
+	struct np_query_cmd *c = data;
+	struct numaplace_run *buf = NULL;
+	int ret;
+
+	ret = np_query_maps(c);
+	if (!ret)
+		ret = np_query_rows(c);
+	if (!ret && c->runs) {
+		buf = calloc(NP_RUNS_BATCH, sizeof(*buf));
+		if (!buf) {
+			fprintf(stderr, "numaplace: out of memory\n");
+			ret = -ENOMEM;
+		}
+	}
+	if (!ret)
+		ret = np_query_print(c, buf);
+	fflush(stdout);
+	free(buf);
+	return np_exit_of(ret);
+}
+
+static void np_query_free(void *data)
+{
+	struct np_query_cmd *c = data;
 	size_t i;
 
 	for (i = 0; i < c->nr_rows; i++) {
@@ -506,34 +532,14 @@ static void np_query_free(struct np_query_cmd *c)
 	free(c->total);
 }
 
+static const struct np_cmd_steps np_query_steps = {
+	&np_query_desc, np_query_opt, np_query_operands,
+	np_query_open, np_query_run, np_query_free,
+};
+
 int np_cmd_query(int argc, char **argv)
 {
-	struct numaplace_run *buf = NULL;
 	struct np_query_cmd c = { .access = -1U };
-	int ret;
 
-	ret = np_query_args(&c, argc, argv);
-	if (ret)
-		return ret < 0 ? NP_EXIT_OK : ret;
-	ret = np_query_open(&c);
-	if (ret)
-		goto out;
-	ret = np_query_maps(&c);
-	if (!ret)
-		ret = np_query_rows(&c);
-	if (!ret && c.runs) {
-		buf = calloc(NP_RUNS_BATCH, sizeof(*buf));
-		if (!buf) {
-			fprintf(stderr, "numaplace: out of memory\n");
-			ret = -ENOMEM;
-		}
-	}
-	if (!ret)
-		ret = np_query_print(&c, buf);
-	fflush(stdout);
-	ret = np_exit_of(ret);
-out:
-	free(buf);
-	np_query_free(&c);
-	return ret;
+	return np_cmd_run(&np_query_steps, &c, argc, argv);
 }

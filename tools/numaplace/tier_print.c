@@ -98,27 +98,6 @@ const char *np_tier_node_list(const __u64 *mask, char *buf, size_t size)
 	return buf[0] ? buf : "(none)";
 }
 
-/* Per node of @mask: "0:12,1:0" as text, {"0":12,"1":0} as JSON. */
-static void np_tier_print_nodes(struct np_out *o, const char *key,
-				const __u64 *mask, const __u64 *nr)
-{
-	const char *sep = " ";
-	char name[16];
-	unsigned int n;
-
-	np_print_text(o, " %s", key);
-	np_out_obj_open(o, key, 0);
-	for (n = 0; n < NUMAPLACE_TIER_NODES; n++) {
-		if (!numaplace_node_isset(mask, n))
-			continue;
-		snprintf(name, sizeof(name), "%u", n);
-		np_print_text(o, "%s%u:", sep, n);
-		np_print_uint(o, NP_PRINT_ANY, name, "%llu", nr[n]);
-		sep = ",";
-	}
-	np_out_close(o);
-}
-
 /* A counter: " KEY N" as text, "KEY": N in JSON. */
 static void np_tier_print_count(struct np_out *o, const char *key,
 				unsigned long long v)
@@ -144,8 +123,13 @@ void np_tier_print(struct np_tier_out *out, unsigned long nr,
 	np_tier_print_count(&o, "young", p->nr_young);
 	np_tier_print_count(&o, "hot", p->nr_hot);
 	np_tier_print_count(&o, "cold", p->nr_cold);
-	np_tier_print_nodes(&o, "promoted", out->fast, p->nr_promoted);
-	np_tier_print_nodes(&o, "demoted", out->slow, p->nr_demoted);
+	/* Per node: "promoted 0:12,1:0" as text, {"0":12,"1":0} as JSON. */
+	np_print_text(&o, " promoted");
+	np_print_nodes(&o, "promoted", " ", out->fast, NUMAPLACE_TIER_NODES,
+		       p->nr_promoted);
+	np_print_text(&o, " demoted");
+	np_print_nodes(&o, "demoted", " ", out->slow, NUMAPLACE_TIER_NODES,
+		       p->nr_demoted);
 	np_tier_print_count(&o, "failed", p->nr_failed);
 	np_tier_print_count(&o, "held", p->nr_held);
 	np_tier_print_count(&o, "limited", p->nr_limited);

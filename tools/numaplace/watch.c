@@ -6,7 +6,7 @@
  *
  *   numaplace watch [-p PID] START-END|START+LEN [--json] [--count N]
  *
- * np_watch_print() also prints the WATCH events of `numaplace monitor`.
+ * np_watch_print_id() also prints the WATCH events of `numaplace monitor`.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -21,7 +21,6 @@
 
 #include "numaplace.h"
 #include "cli.h"
-#include "nl.h"
 #include "output.h"
 
 /* Records read per read(2). */
@@ -39,6 +38,7 @@ static const char *const np_watch_reasons[] = {
 struct np_watch_cmd {
 	struct np_proc_args proc;	/* -p PID, RANGE, --json */
 	long count;		/* records to print, 0: no limit */
+	struct numaplace_info info;
 };
 
 enum { NP_OPT_COUNT = NP_OPT_CMD };
@@ -148,88 +148,6 @@ void np_watch_print(const struct numaplace_watch_record *r, long pid, int json)
 	np_watch_print_id(r, pid, 0, json);
 }
 
-static __u64 np_nl_u64(const struct nlattr *a)
-{
-	return mnl_attr_validate(a, MNL_TYPE_U64) >= 0 ? mnl_attr_get_u64(a) : 0;
-}
-
-/* A u32 attribute's value; @old when it is not a u32. */
-static long long np_nl_u32(const struct nlattr *a, long long old)
-{
-	return mnl_attr_validate(a, MNL_TYPE_U32) >= 0 ? mnl_attr_get_u32(a) : old;
-}
-
-/* A WATCH event's node totals (NUMAPLACE_A_WATCH_NODE nest). */
-static void np_watch_nl_node(const struct nlattr *nest,
-			     struct numaplace_watch_record *r)
-{
-	__u64 before = 0, after = 0;
-	const struct nlattr *a;
-	long node = -1;
-
-	mnl_attr_for_each_nested(a, nest) {
-		switch (mnl_attr_get_type(a)) {
-		case NUMAPLACE_A_WNODE_NODE:
-			node = np_nl_u32(a, node);
-			break;
-		case NUMAPLACE_A_WNODE_BEFORE:
-			before = np_nl_u64(a);
-			break;
-		case NUMAPLACE_A_WNODE_AFTER:
-			after = np_nl_u64(a);
-			break;
-		}
-	}
-	if (node < 0 || node >= NUMAPLACE_WATCH_NODES)
-		return;
-	r->before[node] = before;
-	r->after[node] = after;
-	if ((unsigned long)node >= r->nr_nodes)
-		r->nr_nodes = node + 1;
-}
-
-/* `numaplace monitor`: a WATCH event, printed as `numaplace watch` does. */
-void np_watch_print_nl(const struct nlmsghdr *nlh, int json)
-{
-	struct numaplace_watch_record r = { 0 };
-	unsigned long long id = 0;
-	const struct nlattr *a;
-	long pid = 0;
-
-	mnl_attr_for_each(a, nlh, GENL_HDRLEN) {
-		switch (mnl_attr_get_type(a)) {
-		case NUMAPLACE_A_WATCH_ID:
-			id = np_nl_u64(a);
-			break;
-		case NUMAPLACE_A_WATCH_PID:
-			pid = np_nl_u32(a, pid);
-			break;
-		case NUMAPLACE_A_WATCH_COOKIE:
-			r.cookie = np_nl_u64(a);
-			break;
-		case NUMAPLACE_A_WATCH_SEQ:
-			r.seq = np_nl_u64(a);
-			break;
-		case NUMAPLACE_A_WATCH_START:
-			r.start = np_nl_u64(a);
-			break;
-		case NUMAPLACE_A_WATCH_LEN:
-			r.len = np_nl_u64(a);
-			break;
-		case NUMAPLACE_A_WATCH_REASON:
-			r.reason = np_nl_u32(a, r.reason);
-			break;
-		case NUMAPLACE_A_WATCH_CHANGED:
-			r.nr_changed = np_nl_u64(a);
-			break;
-		case NUMAPLACE_A_WATCH_NODE:
-			np_watch_nl_node(a, &r);
-			break;
-		}
-	}
-	np_watch_print_id(&r, pid, id, json);
-}
-
 static int np_watch_opt(void *data, int opt, const char *arg)
 {
 	const struct np_cmd_desc *d = &np_watch_desc;
@@ -248,17 +166,30 @@ static int np_watch_opt(void *data, int opt, const char *arg)
 	return NP_EXIT_OK;
 }
 
-/* NP_EXIT_OK, NP_EXIT_USAGE, or NP_OPT_HELP after --help. */
-static int np_watch_args(struct np_watch_cmd *c, int argc, char **argv)
+/* The one RANGE. */
+static int np_watch_operands(void *data, int argc, char **argv)
 {
-	const struct np_cmd_desc *d = &np_watch_desc;
-	int ret = np_parse_opts(d, argc, argv, np_watch_opt, c);
+	struct np_watch_cmd *c = data;
 
+	if (optind != argc - 1)
+		return np_usage_error(&np_watch_desc, "give one RANGE");
+	return np_range_arg(&np_watch_desc, argv[optind], &c->proc.range);
+}
+
+/* The handshake: the device and its watches. */
+static int np_watch_open(void *data)
+{
+	struct np_watch_cmd *c = data;
+	int ret;
+
+	ret = np_handshake("numaplace watch", &c->info, 0, 0, NULL);
 	if (ret)
 		return ret;
-	if (optind != argc - 1)
-		return np_usage_error(d, "give one RANGE");
-	return np_range_arg(d, argv[optind], &c->proc.range);
+	if (!(c->info.features & NUMAPLACE_FEAT_WATCH)) {
+		fprintf(stderr, "numaplace watch: the module has no watches here\n");
+		return NP_EXIT_NODEV;
+	}
+	return NP_EXIT_OK;
 }
 
 /* The range's totals as the watch starts: a record with nothing changed. */
@@ -321,38 +252,39 @@ static int np_watch_loop(const struct np_watch_cmd *c, int fd)
 	return NP_EXIT_OK;
 }
 
-int np_cmd_watch(int argc, char **argv)
+/* The watch of the range, its lines until it ends. */
+static int np_watch_run(void *data)
 {
 	__u64 totals[NUMAPLACE_WATCH_NODES] = { 0 };
-	struct np_watch_cmd c = { 0 };
-	struct numaplace_info info;
-	const struct np_range *r;
+	struct np_watch_cmd *c = data;
+	const struct np_range *r = &c->proc.range;
 	int ret, fd;
 
-	ret = np_watch_args(&c, argc, argv);
-	if (ret)
-		return ret < 0 ? NP_EXIT_OK : ret;
-	ret = np_handshake("numaplace watch", &info, 0, 0, NULL);
-	if (ret)
-		return ret;
-	if (!(info.features & NUMAPLACE_FEAT_WATCH)) {
-		fprintf(stderr, "numaplace watch: the module has no watches here\n");
-		return NP_EXIT_NODEV;
-	}
-	r = &c.proc.range;
-	fd = numaplace_watch_open(c.proc.pid, (void *)(uintptr_t)r->start,
+	fd = numaplace_watch_open(c->proc.pid, (void *)(uintptr_t)r->start,
 				  r->end - r->start, 0, NUMAPLACE_WATCH_CLOEXEC,
 				  totals, NUMAPLACE_WATCH_NODES);
 	if (fd < 0) {
 		fprintf(stderr, "numaplace watch: %s\n", strerror(-fd));
 		return np_exit_of(fd);
 	}
-	if (!c.proc.pid)
-		c.proc.pid = getpid();
+	if (!c->proc.pid)
+		c->proc.pid = getpid();
 	/* No SA_RESTART: the signal ends the read at once. */
 	np_stop_on_signals();
-	np_watch_print_start(&c, totals, info.nr_node_ids);
-	ret = np_watch_loop(&c, fd);
+	np_watch_print_start(c, totals, c->info.nr_node_ids);
+	ret = np_watch_loop(c, fd);
 	numaplace_watch_close(fd);
 	return ret;
+}
+
+static const struct np_cmd_steps np_watch_steps = {
+	&np_watch_desc, np_watch_opt, np_watch_operands, np_watch_open,
+	np_watch_run, NULL,
+};
+
+int np_cmd_watch(int argc, char **argv)
+{
+	struct np_watch_cmd c = { 0 };
+
+	return np_cmd_run(&np_watch_steps, &c, argc, argv);
 }
