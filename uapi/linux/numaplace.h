@@ -196,12 +196,12 @@ struct numaplace_query {
 	__u32 flags;
 	__s32 pid;
 	__u32 reserved0;
-	__u64 start;
-	__u64 len;
-	__u64 pages_ptr;
-	__u64 count;
-	__u64 runs_ptr;
-	__u32 runs_cap;
+	__u64 start;		/* range mode */
+	__u64 len;		/* range mode */
+	__u64 pages_ptr;	/* array mode */
+	__u64 count;		/* array mode */
+	__u64 runs_ptr;		/* range mode */
+	__u32 runs_cap;		/* range mode */
 	__u32 nr_runs;
 	__u64 status_ptr;
 	__u64 node_pages_ptr;
