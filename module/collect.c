@@ -26,7 +26,7 @@ void np_mig_fail(struct np_mig *m, unsigned int i, unsigned int n, int err)
 /*
  * Call @fn on the parts of a round's stretches that this pass handles:
  * every stretch below TASK_SIZE_MAX in the first pass; in a retry pass
- * (m->retry), each run of busy chunk indexes within one.
+ * (m->busy.retry), each run of busy chunk indexes within one.
  */
 void np_mig_parts(struct np_mig *m, const struct np_stretch *st,
 		  unsigned int nr, np_part_fn fn)
@@ -36,14 +36,14 @@ void np_mig_parts(struct np_mig *m, const struct np_stretch *st,
 	for (s = 0, idx = 0; s < nr; idx += st[s++].nr_pages) {
 		if (st[s].start >= TASK_SIZE_MAX)
 			continue;
-		if (!m->retry) {
+		if (!m->busy.retry) {
 			fn(m, st[s].start, idx, st[s].nr_pages);
 			continue;
 		}
 		end = idx + st[s].nr_pages;
-		for (b = find_next_bit(m->busy, end, idx); b < end;
-		     b = find_next_bit(m->busy, end, e)) {
-			e = find_next_zero_bit(m->busy, end, b);
+		for (b = find_next_bit(m->busy.pages, end, idx); b < end;
+		     b = find_next_bit(m->busy.pages, end, e)) {
+			e = find_next_zero_bit(m->busy.pages, end, b);
 			fn(m, st[s].start + ((unsigned long)(b - idx) << PAGE_SHIFT),
 			   b, e - b);
 		}
@@ -85,7 +85,7 @@ static int np_mig_target(struct np_mig *m, unsigned int i)
 {
 	int nid;
 
-	if (m->retry)
+	if (m->busy.retry)
 		return m->target[i];
 	switch (m->a->policy) {
 	case NUMAPLACE_POLICY_PER_PAGE:
@@ -155,8 +155,8 @@ static void np_mig_pending(struct np_mig *m, unsigned int i, unsigned int n,
 	bitmap_set(m->pending, i, n);
 	if (vma) {
 		bitmap_set(m->vma_pending, i, n);
-		m->last_vma_idx = i + n - 1;
-		m->last_vma_vma = m->w.vma;
+		m->prev.vma_idx = i + n - 1;
+		m->prev.vma = m->w.vma;
 		if (m->head_order) {
 			m->head_order[i] = head;
 			if (n > 1)
@@ -172,7 +172,7 @@ static void np_mig_pending(struct np_mig *m, unsigned int i, unsigned int n,
  * Holding its lock keeps it out (migrate_vma_setup() skips a page it
  * cannot trylock) for the price of a lock and a reference, until the
  * ranges that may cover it are set up (np_collect_release_below()). Not
- * when the round's address array names a page twice, or may (@hold_ok):
+ * when the round's address array names a page twice, or may (m->hold.ok):
  * the page held as in place could be named again to move. Never in a VMA
  * the page-table engine takes: it touches only the pages marked for it
  * (np_pt_unmap()), so a range spans any other page there unlocked.
@@ -180,14 +180,14 @@ static void np_mig_pending(struct np_mig *m, unsigned int i, unsigned int n,
 static void np_collect_hold(struct np_mig *m, struct folio *folio,
 			    unsigned int i)
 {
-	if (!m->held || !m->hold_ok || m->last_vma_vma != m->w.vma ||
-	    i - m->last_vma_idx > NP_BATCH_GAP || folio_test_large(folio) ||
-	    m->nr_held >= m->chunk || np_pt_takes_vma(m, m->w.vma) ||
+	if (!m->hold.folios || !m->hold.ok || m->prev.vma != m->w.vma ||
+	    i - m->prev.vma_idx > NP_BATCH_GAP || folio_test_large(folio) ||
+	    m->hold.nr >= m->chunk || np_pt_takes_vma(m, m->w.vma) ||
 	    !folio_trylock(folio))
 		return;
 	folio_get(folio);
-	m->held_idx[m->nr_held] = i;
-	m->held[m->nr_held++] = folio;
+	m->hold.idx[m->hold.nr] = i;
+	m->hold.folios[m->hold.nr++] = folio;
 	set_bit(i, m->gap_ok);
 }
 
@@ -223,11 +223,11 @@ void np_collect_release_below(struct np_mig *m, unsigned int idx)
 {
 	struct folio *folio;
 
-	for (; m->nr_unheld < m->nr_held; m->nr_unheld++) {
-		if (m->held_idx[m->nr_unheld] >= idx)
+	for (; m->hold.nr_unlocked < m->hold.nr; m->hold.nr_unlocked++) {
+		if (m->hold.idx[m->hold.nr_unlocked] >= idx)
 			break;
-		folio = m->held[m->nr_unheld];
-		clear_bit(m->held_idx[m->nr_unheld], m->gap_ok);
+		folio = m->hold.folios[m->hold.nr_unlocked];
+		clear_bit(m->hold.idx[m->hold.nr_unlocked], m->gap_ok);
 		folio_unlock(folio);
 		folio_put(folio);
 	}
@@ -238,8 +238,8 @@ void np_collect_release(struct np_mig *m)
 {
 	np_collect_release_below(m, UINT_MAX);
 	bitmap_zero(m->gap_ok, m->chunk);
-	m->nr_held = 0;
-	m->nr_unheld = 0;
+	m->hold.nr = 0;
+	m->hold.nr_unlocked = 0;
 }
 
 /*
@@ -339,13 +339,13 @@ static void np_collect_folio(struct np_mig *m, const struct np_run *run,
 	enum np_seen_what met;
 	bool vma = false;
 
-	if (folio == m->last_folio) {
+	if (folio == m->prev.folio) {
 		/*
 		 * Best effort: the folio's first pages, which share these
 		 * pages' fate (one target, one move), hold its record.
 		 */
 		np_collect_mark(m, folio, i, n, NP_SEEN_PENDING);
-		np_mig_pending(m, i, n, m->last_target, m->last_vma, 0);
+		np_mig_pending(m, i, n, m->prev.target, m->prev.to_vma, 0);
 		return;
 	}
 	/*
@@ -356,7 +356,7 @@ static void np_collect_folio(struct np_mig *m, const struct np_run *run,
 	 * would move pages whose answers are written. So does one whose
 	 * pages the first pass sent to different nodes.
 	 */
-	if (m->retry && folio_test_large(folio) &&
+	if (m->busy.retry && folio_test_large(folio) &&
 	    (page != &folio->page || n != folio_nr_pages(folio) ||
 	     !np_mig_one_target(m, i, n))) {
 		np_mig_fail(m, i, n, -EBUSY);
@@ -423,9 +423,9 @@ static void np_collect_folio(struct np_mig *m, const struct np_run *run,
 		np_collect_hold(m, folio, i);
 	}
 	np_mig_pending(m, i, n, target, vma, folio_order(folio) + 1);
-	m->last_folio = folio;
-	m->last_target = target;
-	m->last_vma = vma;
+	m->prev.folio = folio;
+	m->prev.target = target;
+	m->prev.to_vma = vma;
 }
 
 static unsigned long np_collect_emit(struct np_walk *w, const struct np_run *run)
@@ -442,7 +442,7 @@ static unsigned long np_collect_emit(struct np_walk *w, const struct np_run *run
 	}
 	if (!(run->kind & NUMAPLACE_KIND_PRESENT) || run->status < 0) {
 		np_mig_fail(m, i, n, run->status);
-		m->last_folio = NULL;
+		m->prev.folio = NULL;
 		/* Nothing there a range could unmap or split (see gap_ok). */
 		if ((run->kind & NUMAPLACE_KIND_NONE) ||
 		    (run->kind & (NUMAPLACE_KIND_ZERO | NUMAPLACE_KIND_PMD)) ==
@@ -500,8 +500,8 @@ static unsigned long np_resolve_emit(struct np_walk *w, const struct np_run *run
 
 void np_collect_begin(struct np_mig *m)
 {
-	m->last_folio = NULL;
-	m->last_vma_vma = NULL;
+	m->prev.folio = NULL;
+	m->prev.vma = NULL;
 }
 
 /* Collect @nr_pages from @start, chunk indexes from @idx0. Locks held. */
@@ -510,7 +510,7 @@ void np_collect_stretch(struct np_mig *m, unsigned long start,
 {
 	m->w.emit = np_collect_emit;
 	m->w.flags |= NP_WALK_LOCKED | NP_WALK_PFN_CONTIG;
-	m->last_vma_vma = NULL;
+	m->prev.vma = NULL;
 	m->base = start;
 	m->idx0 = idx0;
 	np_walk_range(&m->w, start, start + ((unsigned long)nr_pages << PAGE_SHIFT));

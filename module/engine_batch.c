@@ -101,8 +101,8 @@ static void np_engine_batch_end(struct np_mig *m)
 	np_copy_dma_put(b->chan);
 	kvfree(b);
 	m->priv = NULL;
-	m->held = NULL;
-	m->held_idx = NULL;
+	m->hold.folios = NULL;
+	m->hold.idx = NULL;
 	m->head_order = NULL;
 }
 
@@ -121,8 +121,8 @@ static int np_engine_batch_begin(struct np_mig *m)
 	target = np_carve(&bytes, n, sizeof(*b->target));
 	pages = np_carve(&bytes, n, sizeof(*b->pages));
 	slots = np_carve(&bytes, n, sizeof(*b->slots));
-	held = np_carve(&bytes, n, sizeof(*m->held));
-	held_idx = np_carve(&bytes, n, sizeof(*m->held_idx));
+	held = np_carve(&bytes, n, sizeof(*m->hold.folios));
+	held_idx = np_carve(&bytes, n, sizeof(*m->hold.idx));
 	head_order = np_carve(&bytes, n, sizeof(*m->head_order));
 	base = np_call_array_alloc(bytes, 1, 0);
 	if (!base)
@@ -134,8 +134,8 @@ static int np_engine_batch_begin(struct np_mig *m)
 	b->target = base + target;
 	b->pages = base + pages;
 	b->slots = base + slots;
-	m->held = base + held;
-	m->held_idx = base + held_idx;
+	m->hold.folios = base + held;
+	m->hold.idx = base + held_idx;
 	m->head_order = base + head_order;
 	m->priv = b;
 	b->dma = READ_ONCE(np_config.dma);

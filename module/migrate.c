@@ -222,18 +222,18 @@ static bool np_stretches_overlap(const struct np_stretch *st, unsigned int nr)
 }
 
 /*
- * Does the round name each page once (m->distinct)? Known from the
+ * Does the round name each page once (m->busy.distinct)? Known from the
  * start for a range and an ascending array; for any other array, found
  * out the first time it is asked (np_stretches_overlap()).
  */
 static bool np_migrate_distinct(struct np_mig *m, const struct np_stretch *st,
 				unsigned int nr)
 {
-	if (!m->distinct_known) {
-		m->distinct = !np_stretches_overlap(st, nr);
-		m->distinct_known = true;
+	if (!m->busy.distinct_known) {
+		m->busy.distinct = !np_stretches_overlap(st, nr);
+		m->busy.distinct_known = true;
 	}
-	return m->distinct;
+	return m->busy.distinct;
 }
 
 /*
@@ -255,20 +255,20 @@ static bool np_migrate_busy(struct np_mig *m, const struct np_stretch *st,
 	unsigned int k;
 	bool any = false;
 
-	bitmap_zero(m->busy, n);
+	bitmap_zero(m->busy.pages, n);
 	for_each_set_bit(k, m->vma_pending, n) {
 		if (!test_bit(k, m->pending) || m->status[k] >= 0)
 			continue;
 		if (m->status[k] == -EBUSY) {
-			__set_bit(k, m->busy);
+			__set_bit(k, m->busy.pages);
 			any = true;
 		} else {
 			nr_failed++;
 		}
 	}
 	if (any && !np_migrate_distinct(m, st, nr)) {
-		nr_failed += bitmap_weight(m->busy, n);
-		bitmap_zero(m->busy, n);
+		nr_failed += bitmap_weight(m->busy.pages, n);
+		bitmap_zero(m->busy.pages, n);
 		any = false;
 	}
 	count_vm_events(PGMIGRATE_FAIL, nr_failed);
@@ -315,7 +315,7 @@ static int np_migrate_pass(struct np_mig *m, const struct np_stretch *st,
 	if (ret)
 		return ret;
 	np_collect_begin(m);
-	if (!m->retry)
+	if (!m->busy.retry)
 		for (s = 0, idx = 0; s < nr; idx += st[s++].nr_pages)
 			if (st[s].start >= TASK_SIZE_MAX)
 				np_mig_fail(m, idx, st[s].nr_pages, -EFAULT);
@@ -372,7 +372,7 @@ static int np_migrate_round(struct np_mig *m, const struct np_stretch *st,
 	unsigned int pass, wait;
 	int ret;
 
-	m->retry = false;
+	m->busy.retry = false;
 	ret = np_migrate_pass(m, st, nr, n);
 	if (ret)
 		return ret;
@@ -380,22 +380,22 @@ static int np_migrate_round(struct np_mig *m, const struct np_stretch *st,
 		if (pass == NP_MIGRATE_BUSY_PASSES)
 			break;
 		wait = NP_MIGRATE_BUSY_WAIT_US << (pass - 1);
-		if (m->busy_wait_us + wait <= NP_MIGRATE_BUSY_WAIT_MAX_US) {
-			m->busy_wait_us += wait;
+		if (m->busy.wait_us + wait <= NP_MIGRATE_BUSY_WAIT_MAX_US) {
+			m->busy.wait_us += wait;
 			np_migrate_busy_wait(wait);
 		}
 		if (fatal_signal_pending(current))
 			break;
-		m->retry = true;
+		m->busy.retry = true;
 		/* Only a fatal signal stops it: the answers so far stand. */
 		if (np_migrate_pass(m, st, nr, n))
 			break;
 		np_stat_add(NP_STAT_MIGRATE_RETRY_PASSES, 1);
 		cond_resched();
 	}
-	m->retry = false;
+	m->busy.retry = false;
 	/* Still busy after the last pass: failed, as migrate_pages() counts it. */
-	count_vm_events(PGMIGRATE_FAIL, bitmap_weight(m->busy, n));
+	count_vm_events(PGMIGRATE_FAIL, bitmap_weight(m->busy.pages, n));
 	return 0;
 }
 
@@ -420,7 +420,7 @@ static int np_migrate_array(struct np_mig *m, struct np_stretch *st)
 
 	for (i = 0; i < m->a->count; i += n) {
 		n = min_t(u64, m->a->count - i, m->chunk);
-		nr = np_get_stretches(upages + i, n, st, &m->hold_ok);
+		nr = np_get_stretches(upages + i, n, st, &m->hold.ok);
 		if (nr < 0)
 			return nr;
 		/*
@@ -429,10 +429,10 @@ static int np_migrate_array(struct np_mig *m, struct np_stretch *st)
 		 * Any other array may name one again in a later round.
 		 */
 		if (!i)
-			m->seen_small = !(n == m->a->count && m->hold_ok);
+			m->seen_small = !(n == m->a->count && m->hold.ok);
 		/* Ascending: each page once. Else found out when it matters. */
-		m->distinct = m->hold_ok;
-		m->distinct_known = m->hold_ok;
+		m->busy.distinct = m->hold.ok;
+		m->busy.distinct_known = m->hold.ok;
 		good = np_migrate_get_nodes(m, i, n, &err);
 		if ((int)good < 0)
 			return good;
@@ -541,7 +541,7 @@ static int np_migrate_alloc(struct np_mig *m)
 	m->pending = base + pending;
 	m->vma_pending = m->pending + words;
 	m->gap_ok = m->pending + 2 * words;
-	m->busy = m->pending + 3 * words;
+	m->busy.pages = m->pending + 3 * words;
 	m->again = m->pending + 4 * words;
 	m->status = base + status;
 	m->target = base + target;
@@ -576,9 +576,9 @@ static int np_migrate_run(struct np_mig *m)
 		ret = st ? np_migrate_array(m, st) : -ENOMEM;
 		kvfree(st);
 	} else if (a->len) {
-		m->hold_ok = true;
-		m->distinct = true;
-		m->distinct_known = true;
+		m->hold.ok = true;
+		m->busy.distinct = true;
+		m->busy.distinct_known = true;
 		ret = np_migrate_range(m, a->start & PAGE_MASK,
 				       PAGE_ALIGN(a->start + a->len));
 	}

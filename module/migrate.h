@@ -15,6 +15,63 @@
 #include "walk.h"
 
 /**
+ * struct np_collect_prev - what collect remembers of the pages before
+ * @folio: the folio the previous page belonged to, if it went to an
+ *	engine (a large folio is handed over once)
+ * @target: its target
+ * @to_vma: it went to the migrate_vma engine
+ * @vma_idx: chunk index of the last page marked for the batched or
+ *	migrate_vma engine
+ * @vma: its VMA (NULL: none yet in this stretch)
+ */
+struct np_collect_prev {
+	struct folio *folio;
+	int target;
+	bool to_vma;
+	unsigned int vma_idx;
+	struct vm_area_struct *vma;
+};
+
+/**
+ * struct np_collect_hold - the batched engine's: folios collect locks to
+ *	keep them out of its migrate_vma ranges (np_collect_hold())
+ * @ok: collect may hold folios this round: range mode, or an address
+ *	array whose pages strictly ascend (no page named twice, so none held
+ *	is wanted again further on)
+ * @folios: the folios, in chunk index order, unlocked once no range still
+ *	to come covers them (NULL: the call's engine holds none)
+ * @idx: the chunk index of each
+ * @nr: how many
+ * @nr_unlocked: how many of the first of them are unlocked already
+ */
+struct np_collect_hold {
+	bool ok;
+	struct folio **folios;
+	unsigned int *idx;
+	unsigned int nr;
+	unsigned int nr_unlocked;
+};
+
+/**
+ * struct np_mig_busy - pages left busy, and the passes over them again
+ * @pages: a retry pass's chunk indexes: pages an engine of the
+ *	page-table, batched or migrate_vma path left busy in the pass before
+ * @retry: this pass goes over @pages only; each page keeps its target
+ * @wait_us: microseconds this call waited before retry passes
+ * @distinct: the round names each page once (np_migrate_distinct()), so
+ *	its busy pages may be passed over again
+ * @distinct_known: @distinct is known (a range, an ascending array, or
+ *	found out this round)
+ */
+struct np_mig_busy {
+	unsigned long *pages;
+	bool retry;
+	unsigned int wait_us;
+	bool distinct;
+	bool distinct_known;
+};
+
+/**
  * struct np_mig - one MIGRATE call
  * @w: the walk (collect, then resolve)
  * @a: the caller's request, kernel copy; its counters are updated here
@@ -32,6 +89,7 @@
  * @idx0: chunk index of the first page of that stretch
  * @status: per chunk index: the answer, final unless @pending says not
  * @target: per chunk index: the page's target node
+ * @busy: the pages left busy, and the passes over them again
  * @pending: chunk indexes handed to an engine: answered after it ran
  * @vma_pending: of those, the ones for the migrate_vma engine
  * @again: of those, pages of a folio an engine has from an earlier entry
@@ -41,38 +99,16 @@
  *	them (np_range_spans_ok()): collect holds the folio locked
  *	(np_collect_hold(), until np_collect_release()), or saw no page
  *	there that setup would take
- * @last_folio: the folio the previous page belonged to, if it went to an
- *	engine (a large folio is handed over once)
- * @last_target: its target
- * @last_vma: it went to the migrate_vma engine
+ * @prev: collect's memory of the pages before this one
  * @next_node: POLICY_INTERLEAVE: the node the next folio goes to
  * @lists: per node, folios isolated for the kernel engine
  * @nr_listed: per node, how many folios @lists holds
  * @node_err: per node, the error of this pass's migration to it;
  *	-ENOMEM (the node ran out) for the rest of the call
- * @held: the batched engine's: folios locked by collect to keep them out
- *	of its migrate_vma ranges (np_collect_hold()), in chunk index order,
- *	unlocked once no range still to come covers them
- * @held_idx: the chunk index of each
- * @nr_held: how many
- * @nr_unheld: how many of the first of them are unlocked already
  * @head_order: the batched engine's: per chunk index, 1 + the order of a
  *	folio for that engine whose first page in the round is there, else 0
  *	(np_mig_pending(); the destinations it reserves before unmapping)
- * @hold_ok: collect may hold folios this round: range mode, or an address
- *	array whose pages strictly ascend (no page named twice, so none held
- *	is wanted again further on)
- * @distinct: the round names each page once (np_migrate_distinct()), so
- *	its busy pages may be passed over again
- * @distinct_known: @distinct is known (a range, an ascending array, or
- *	found out this round)
- * @busy: a retry pass's chunk indexes: pages an engine of the
- *	page-table, batched or migrate_vma path left busy in the pass before
- * @retry: this pass goes over @busy only; each page keeps its target
- * @busy_wait_us: microseconds this call waited before retry passes
- * @last_vma_idx: chunk index of the last page marked for the batched or
- *	migrate_vma engine
- * @last_vma_vma: its VMA (NULL: none yet in this stretch)
+ * @hold: the batched engine's folios collect holds locked
  * @arrays: the block the arrays above are carved from (np_carve())
  * @mapped: the engine of this call that runs under the mmap lock
  *	(np_engines_steps()), or NULL
@@ -97,30 +133,18 @@ struct np_mig {
 	unsigned int idx0;
 	s32 *status;
 	s32 *target;
+	struct np_mig_busy busy;
 	unsigned long *pending;
 	unsigned long *vma_pending;
 	unsigned long *again;
 	unsigned long *gap_ok;
-	unsigned long *busy;
-	bool retry;
-	unsigned int busy_wait_us;
-	struct folio *last_folio;
-	int last_target;
-	bool last_vma;
+	struct np_collect_prev prev;
 	int next_node;
 	struct list_head *lists;
 	unsigned int *nr_listed;
 	int *node_err;
-	struct folio **held;
-	unsigned int *held_idx;
-	unsigned int nr_held;
-	unsigned int nr_unheld;
 	u8 *head_order;
-	bool hold_ok;
-	bool distinct;
-	bool distinct_known;
-	unsigned int last_vma_idx;
-	struct vm_area_struct *last_vma_vma;
+	struct np_collect_hold hold;
 	void *arrays;
 	const struct np_engine_ops *mapped;
 	const struct np_engine_ops *unlocked;
