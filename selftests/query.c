@@ -77,8 +77,7 @@ FIXTURE_SETUP(kinds)
 	if (NP_QUERY_SETUP(&self->fd, &self->c, &self->info))
 		return;
 	psz = self->c.psz;
-	if (geteuid())
-		SKIP(return, "the /proc model needs root (pagemap PFNs)");
+	NP_NEED_MODEL();
 	if (!np_node_isset(self->info.node_memory, variant->node))
 		SKIP(return, "node %d has no memory", variant->node);
 	self->node = variant->node;

@@ -36,8 +36,7 @@ NP_TEST_F(query, count_edges)
 	__u64 addrs[64];
 	char label[32];
 
-	if (geteuid())
-		SKIP(return, "the /proc model needs root");
+	NP_NEED_MODEL();
 	ASSERT_NE(NULL, p);
 	for (size_t i = 0; i < 64; i++)
 		addrs[i] = (uintptr_t)p + ((i * 7) % 64) * psz + i;
@@ -329,8 +328,7 @@ NP_TEST_F(query, tagged_addresses)
 	__u64 a[16];
 	__s32 st[4];
 
-	if (geteuid())
-		SKIP(return, "the /proc model needs root");
+	NP_NEED_MODEL();
 	ASSERT_NE(NULL, p);
 	for (size_t i = 0; i < 4; i++)
 		np_write_page(p, i);
@@ -359,8 +357,7 @@ NP_TEST_F(query, kernel_addresses)
 		NP_USER_TOP, NP_USER_TOP - 1, 0, 4095,
 	};
 
-	if (geteuid())
-		SKIP(return, "the /proc model needs root");
+	NP_NEED_MODEL();
 	EXPECT_EQ(0, np_check_addrs(&self->c, "kernel addresses", a,
 				    ARRAY_SIZE(a)));
 }

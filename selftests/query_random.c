@@ -56,8 +56,7 @@ FIXTURE_SETUP(random)
 	if (NP_QUERY_SETUP(&self->fd, &self->c, &self->info))
 		return;
 	psz = self->c.psz;
-	if (geteuid())
-		SKIP(return, "the /proc model needs root (pagemap PFNs)");
+	NP_NEED_MODEL();
 }
 
 FIXTURE_TEARDOWN(random)

@@ -219,6 +219,14 @@ struct np_vmas {
 #define NPW_THP		(1U << 12)
 #define NPW_PFNMAP	(1U << 13) /* VM_PFNMAP: pagemap cannot see entries */
 
+/* Skip unless root: the model reads PFNs from /proc/PID/pagemap. */
+#define NP_NEED_MODEL()							\
+	do {								\
+		if (geteuid())						\
+			SKIP(return, "the /proc model needs root "	\
+			     "(pagemap PFNs)");				\
+	} while (0)
+
 /* A model answer that is one of -EFAULT and -ENOENT, the model can't tell. */
 #define NP_ANY		INT_MIN
 
