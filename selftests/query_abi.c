@@ -302,8 +302,7 @@ NP_TEST_F(query, unaligned_range)
 	__s32 st[8];
 
 	ASSERT_NE(NULL, p);
-	for (size_t i = 0; i < 8; i += 2)
-		np_write_page(p, i);
+	np_write_pages(p, 0, 4, 2);
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		ASSERT_EQ(0, np_query_range(self->fd, 0,
 					    NUMAPLACE_QUERY_AS_SYSCALL,
@@ -330,8 +329,7 @@ NP_TEST_F(query, tagged_addresses)
 
 	NP_NEED_MODEL();
 	ASSERT_NE(NULL, p);
-	for (size_t i = 0; i < 4; i++)
-		np_write_page(p, i);
+	np_write_pages(p, 0, 4, 1);
 	for (size_t i = 0; i < 16; i++)
 		a[i] = ((uintptr_t)p + (i % 4) * psz + i) |
 		       (i < 8 ? 1ULL << (56 + i) : 0x3fULL << 57);
@@ -465,8 +463,7 @@ NP_TEST_F(query, arrays_end_on_unmapped)
 	__s32 *st, sbig[32];
 
 	ASSERT_NE(NULL, p);
-	for (size_t i = 0; i < n; i += 2)
-		np_write_page(p, i);
+	np_write_pages(p, 0, n / 2, 2);
 	for (size_t i = 0; i < 32; i++)
 		big[i] = (uintptr_t)p + (i % n) * psz;
 

@@ -1032,8 +1032,14 @@ int np_other_node(const struct numaplace_info *info, int node);
 void np_write_page(char *base, size_t i);
 void np_read_page(char *base, size_t i);
 
+/* Write @n pages of @base from page @first by @step. */
+void np_write_pages(char *base, size_t first, size_t n, size_t step);
+
 /* @n pages by np_pmd_map() (no THP), each written; NULL on failure. */
 char *np_written_pages(size_t n);
+
+/* @n 2 MiB blocks by np_pmd_map() for THPs, all written; NULL on failure. */
+char *np_written_thps(size_t n);
 
 /* The addresses of pages [0, n) of @base. */
 void np_fill_addrs(__u64 *addrs, const char *base, size_t n);
@@ -1055,9 +1061,10 @@ unsigned int np_what(const void *addr);
 /* 0 when THP is "never" in this kernel: only then may no THP form. */
 int np_thp_on(void);
 
-/* A PMD-mapped THP at @p, unless THP is off. */
+/* A PMD-mapped THP at @p (not NULL), unless THP is off. */
 #define NP_NEED_PMD(p)							\
 	do {								\
+		ASSERT_NE(NULL, p);					\
 		if (np_what(p) & NPW_PMD)				\
 			break;						\
 		if (!np_thp_on())					\
