@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -403,6 +404,66 @@ int np_check_resume(struct np_ctx *c, const char *label,
 
 /* Fill @c for the caller's device and @pid. 0 or -errno. */
 int np_ctx_init(struct np_ctx *c, int fd, int pid);
+
+/*
+ * ---- An ioctl struct's sizes and reserved fields (np_size.c) ----------
+ *
+ * For query_abi.c and migrate_abi.c. Every struct of the ABI starts with
+ * its __u32 size, read as clone3's:
+ * shorter than VER0 is -EINVAL; VER0 is answered with nothing written
+ * past it; longer with a zero tail is answered and told the module's own
+ * size, the tail left zero; a non-zero byte in the tail (every @stride
+ * bytes from the module's size on) is -E2BIG; over a page is -E2BIG
+ * whatever the tail, a page of zero tail is answered. np_size_next()
+ * sets each case up in turn in z->buf (zeroed, the size set): the test
+ * fills its request in, calls, and counts np_size_check()'s mismatches.
+ */
+#define NP_SIZE_SHORTS	7
+
+enum np_size_kind {
+	NP_SIZE_SHORT, NP_SIZE_VER0, NP_SIZE_LONG, NP_SIZE_TAIL,
+	NP_SIZE_OVER_PAGE, NP_SIZE_PAGE,
+};
+
+struct np_size {
+	char *buf;		/* the struct; cap bytes */
+	__u32 size;		/* the case's size field */
+	int want;		/* its answer: 0, -EINVAL or -E2BIG */
+	char what[64];		/* the case, for messages */
+	/* private: np_size_next()'s */
+	const char *name;
+	enum np_size_kind kind;
+	size_t known, ver0, psz, len, cap, stride, nr_tail, at, i;
+	__u32 shorts[NP_SIZE_SHORTS];
+};
+
+/* Start @z for a struct of @known bytes, @ver0 published. 0 or -errno. */
+int np_size_start(struct np_size *z, size_t known, size_t ver0,
+		  size_t stride);
+/* Set the next case up in z->buf: false after the last. */
+bool np_size_next(struct np_size *z);
+/* The call's answer @ret to the case: the number of mismatches (logged). */
+int np_size_check(const struct np_size *z, int ret);
+void np_size_end(struct np_size *z);
+
+/* A field of an ioctl struct, and a value to set it to. */
+struct np_field {
+	const char *name;
+	size_t off, size;	/* size: 4 or 8 */
+	__u64 val;
+};
+
+#define NP_FIELD(type, field, v)					\
+	{ #field, offsetof(type, field), sizeof(((type *)0)->field), v }
+
+/*
+ * @ok (@len bytes), a request ioctl @cmd answers, sent once per field of
+ * @f[0..@nr) with that field alone set to its value (a reserved field):
+ * each must be refused -EINVAL. The number that are not (logged), or
+ * -ENOMEM.
+ */
+int np_fields_refused(int fd, unsigned long cmd, const void *ok, size_t len,
+		      const struct np_field *f, size_t nr);
 
 /* ---- NUMAPLACE_IOC_MIGRATE helpers (migrate.c, migrate_integrity.c) -- */
 
