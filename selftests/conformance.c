@@ -69,9 +69,7 @@ static int cf_mp01_query(struct cf_case *c, const struct cf_env *e, long arg)
 		return -ENOMEM;
 	cf_fill(c, 0, 8, p, e->psz, 0);
 	cf_fill(c, 8, 8, q, e->psz, 0);
-	c->want_ret = 0;
-	cf_want(c, 0, e->a);
-	return 0;
+	return cf_passes(c, 0, e->a);
 }
 
 /* move_pages02: pages on A move to B. */
@@ -85,9 +83,7 @@ static int cf_mp02_move(struct cf_case *c, const struct cf_env *e, long arg)
 		return -ENOMEM;
 	cf_fill(c, 0, 16, p, e->psz, e->b);
 	c->flags = MPOL_MF_MOVE;
-	c->want_ret = 0;
-	cf_want(c, 15, e->b);
-	return 0;
+	return cf_passes(c, 15, e->b);
 }
 
 /*
@@ -167,9 +163,7 @@ static int cf_mp06_bad_node(struct cf_case *c, const struct cf_env *e,
 		cf_want(c, 0, e->b);
 	}
 	c->flags = MPOL_MF_MOVE;
-	c->want_ret = -1;
-	c->want_err = ENODEV;
-	return 0;
+	return cf_fails(c, ENODEV);
 }
 
 /*
@@ -195,12 +189,7 @@ static int cf_mp07_bad_pid(struct cf_case *c, const struct cf_env *e,
 			_exit(0);
 		waitpid(pid, NULL, 0);
 	}
-	c->pid = pid;
-	c->flags = MPOL_MF_MOVE;
-	c->no_place = 1;
-	c->want_ret = -1;
-	c->want_err = ESRCH;
-	return 0;
+	return cf_fails_on(c, pid, MPOL_MF_MOVE, ESRCH);
 }
 
 /*
@@ -237,9 +226,7 @@ static int cf_mp08_huge_count(struct cf_case *c, const struct cf_env *e,
 			c->nodes[i] = e->b;
 		c->flags = MPOL_MF_MOVE;
 	}
-	c->want_ret = -1;
-	c->want_err = EFAULT;
-	return 0;
+	return cf_fails(c, EFAULT);
 }
 
 /* move_pages09: every page already on its target: 0, status the node. */
@@ -252,9 +239,7 @@ static int cf_mp09_in_place(struct cf_case *c, const struct cf_env *e,
 		return -ENOMEM;
 	cf_fill(c, 0, 4, p, e->psz, e->a);
 	c->flags = MPOL_MF_MOVE;
-	c->want_ret = 0;
-	cf_want(c, 0, e->a);
-	return 0;
+	return cf_passes(c, 0, e->a);
 }
 
 /*
@@ -273,9 +258,7 @@ static int cf_mp10_bad_flags(struct cf_case *c, const struct cf_env *e,
 		return -ENOMEM;
 	cf_fill(c, 0, 2, p, e->psz, e->b >= 0 ? e->b : e->a);
 	c->flags = flags[arg];
-	c->want_ret = -1;
-	c->want_err = EINVAL;
-	return 0;
+	return cf_fails(c, EINVAL);
 }
 
 /*
@@ -297,9 +280,7 @@ static int cf_mp11_move_all_nocap(struct cf_case *c, const struct cf_env *e,
 	c->flags = MPOL_MF_MOVE_ALL;
 	c->as_uid = CF_NOBODY;
 	c->use_seteuid = 1;
-	c->want_ret = -1;
-	c->want_err = EPERM;
-	return 0;
+	return cf_fails(c, EPERM);
 }
 
 /*
@@ -331,9 +312,7 @@ static int cf_mp12_hugetlb(struct cf_case *c, const struct cf_env *e,
 		for (unsigned long i = 0; i < n; i++)
 			c->thp_second[i] = i % per ? CF_ACCEPT_HUGETLB : CF_ACCEPT_NONE;
 	c->flags = arg == 2 ? 0 : MPOL_MF_MOVE;
-	c->want_ret = 0;
-	cf_want(c, 0, arg == 2 ? e->a : e->b);
-	return 0;
+	return cf_passes(c, 0, arg == 2 ? e->a : e->b);
 }
 
 /* A THP on A moved whole to B, every 4 KiB named: the accepted case. */
@@ -354,9 +333,7 @@ static int cf_thp_move(struct cf_case *c, const struct cf_env *e, long arg)
 	for (unsigned long i = 1; i < per; i++)
 		c->thp_second[i] = CF_ACCEPT_BUSY;
 	c->flags = MPOL_MF_MOVE;
-	c->want_ret = 0;
-	cf_want(c, 0, e->b);
-	return 0;
+	return cf_passes(c, 0, e->b);
 }
 
 /*
@@ -426,12 +403,7 @@ static int cf_no_mm(struct cf_case *c, const struct cf_env *e, long arg)
 			usleep(10000);
 		}
 	}
-	c->pid = pid;
-	c->flags = arg < 2 ? MPOL_MF_MOVE : 0;
-	c->no_place = 1;
-	c->want_ret = -1;
-	c->want_err = EINVAL;
-	return 0;
+	return cf_fails_on(c, pid, arg < 2 ? MPOL_MF_MOVE : 0, EINVAL);
 }
 
 /*

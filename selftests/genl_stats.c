@@ -33,6 +33,19 @@ NP_GN_FIXTURE(genl_stats);
 			SKIP(return, "no " #feat);			\
 	} while (0)
 
+/*
+ * @n pages, PMD-aligned without THPs, in stripes of @stripe written pages
+ * and @stripe never touched: runs that alternate. NULL on failure.
+ */
+static char *gn_striped(size_t n, size_t stripe)
+{
+	char *p = np_pmd_map(n * psz, 0);
+
+	for (size_t i = 0; p && i < n; i += 2 * stripe)
+		memset(p + i * psz, 1, stripe * psz);
+	return p;
+}
+
 /* One global message, then one per online node, each once, in order. */
 NP_TEST_F(genl_stats, stats_dump_shape)
 {
@@ -72,11 +85,9 @@ NP_TEST_F(genl_stats, stats_query_exact)
 
 	NP_SKIPPED();
 	GN_NEED(NUMAPLACE_FEAT_QUERY);
-	p = np_pmd_map(n * psz, 0);
-	ASSERT_NE(NULL, p);
 	/* Touched and untouched stretches of 8 pages: several runs. */
-	for (size_t i = 0; i < n; i += 16)
-		memset(p + i * psz, 1, 8 * psz);
+	p = gn_striped(n, 8);
+	ASSERT_NE(NULL, p);
 
 	ASSERT_EQ(0, np_gn_stats(&self->g.nl, &a));
 	ASSERT_EQ(0, np_query_range(self->g.fd, 0, 0, (uintptr_t)p, n * psz, runs,

@@ -432,90 +432,43 @@ NP_TEST_F(migrate, count_huge)
 	EXPECT_EQ(0, np_fill_bad(p, 16, 3, NULL));
 }
 
-/* Struct sizes: short -EINVAL, long with a zero tail fine, else -E2BIG. */
+/*
+ * Struct sizes (np_size_next()): short -EINVAL, long with a zero tail
+ * fine, else -E2BIG. Each call answered moves the pages to the other
+ * node, all four; one refused moves none.
+ */
 NP_TEST_F(migrate, struct_size)
 {
 	NP_SKIPPED_OR_FILTERED();
-	static const __u32 shorts[] = { 0, 4, 8, 16, 64,
-					NUMAPLACE_MIGRATE_SIZE_VER0 - 8,
-					NUMAPLACE_MIGRATE_SIZE_VER0 - 1 };
-	/* Longer than the module knows, within a page (larger is -E2BIG). */
-	size_t len = sizeof(struct numaplace_migrate) + 1024;
-	char *buf = calloc(1, len + 64);
-	struct numaplace_migrate *m = (void *)buf;
 	char *p = np_pages_on0(4);
+	struct numaplace_migrate *m;
+	struct np_size z;
+	int node = 1, at, ret;
 	__s32 st[4];
 
-	ASSERT_NE(NULL, buf);
 	ASSERT_NE(NULL, p);
 	ASSERT_EQ(NUMAPLACE_MIGRATE_SIZE_VER0, sizeof(*m));
-	for (size_t i = 0; i < ARRAY_SIZE(shorts); i++) {
-		np_migrate_init(m, 0, 0, NUMAPLACE_POLICY_NODE);
-		m->size = shorts[i];
+	ASSERT_EQ(0, np_size_start(&z, sizeof(*m),
+				   NUMAPLACE_MIGRATE_SIZE_VER0, 127));
+	m = (void *)z.buf;
+	while (np_size_next(&z)) {
+		m->node = node;
 		m->start = (uintptr_t)p;
 		m->len = 4 * psz;
-		m->node = 1;
-		EXPECT_EQ(-EINVAL, np_migrate(self->fd, m))
-			TH_LOG("size %u", shorts[i]);
+		m->status_ptr = (uintptr_t)st;
+		ret = np_migrate(self->fd, m);
+		EXPECT_EQ(0, np_size_check(&z, ret));
+		if (ret)
+			continue;
+		EXPECT_EQ(4, m->done) TH_LOG("%s", z.what);
+		EXPECT_EQ(4, m->nr_moved_pages) TH_LOG("%s", z.what);
+		EXPECT_EQ(4, np_count_s32(st, 4, node)) TH_LOG("%s", z.what);
+		EXPECT_EQ(0, np_sys_query(0, 1, (__u64[]){ (uintptr_t)p },
+					  &at));
+		EXPECT_EQ(node, at) TH_LOG("%s", z.what);
+		node = !node;
 	}
-
-	/* VER0 exactly: done, nothing written past it. */
-	memset(buf, 0xa5, len + 64);
-	memset(buf, 0, NUMAPLACE_MIGRATE_SIZE_VER0);
-	m->size = NUMAPLACE_MIGRATE_SIZE_VER0;
-	m->start = (uintptr_t)p;
-	m->len = 4 * psz;
-	m->node = 1;
-	m->status_ptr = (uintptr_t)st;
-	ASSERT_EQ(0, np_migrate(self->fd, m));
-	EXPECT_EQ(4, m->done);
-	EXPECT_EQ(4, m->nr_moved_pages);
-	EXPECT_EQ(4, np_count_s32(st, 4, 1));
-	EXPECT_EQ(NUMAPLACE_MIGRATE_SIZE_VER0, m->size);
-	EXPECT_TRUE(np_all_bytes(buf + NUMAPLACE_MIGRATE_SIZE_VER0, 64, 0xa5));
-
-	/* Longer, zero tail: fine, and the module says its own size. */
-	memset(buf, 0, len);
-	m->size = len;
-	m->start = (uintptr_t)p;
-	m->len = 4 * psz;
-	m->node = 0;
-	ASSERT_EQ(0, np_migrate(self->fd, m));
-	EXPECT_EQ(sizeof(*m), m->size);
-	EXPECT_EQ(4, m->done);
-	EXPECT_EQ(4, m->nr_moved_pages);
-	EXPECT_TRUE(np_all_bytes(buf + sizeof(*m), len - sizeof(*m), 0));
-
-	/* Non-zero tail: -E2BIG, nothing moved. */
-	for (size_t at = sizeof(*m); at < len; at += 127) {
-		memset(buf, 0, len);
-		m->size = len;
-		m->start = (uintptr_t)p;
-		m->len = 4 * psz;
-		m->node = 1;
-		buf[at] = 1;
-		EXPECT_EQ(-E2BIG, np_migrate(self->fd, m)) TH_LOG("byte %zu", at);
-	}
-	free(buf);
-
-	/* Larger than a page is no newer version (clone3): -E2BIG. */
-	buf = calloc(1, 2 * psz);
-	ASSERT_NE(NULL, buf);
-	m = (void *)buf;
-	m->start = (uintptr_t)p;
-	m->len = 4 * psz;
-	m->node = 1;
-	m->size = psz + 8;
-	EXPECT_EQ(-E2BIG, np_migrate(self->fd, m));
-	m->size = psz;
-	EXPECT_EQ(0, np_migrate(self->fd, m));
-	EXPECT_EQ(4, m->nr_moved_pages);
-	m->size = psz;
-	m->node = 0;
-	EXPECT_EQ(0, np_migrate(self->fd, m));
-	EXPECT_EQ(0, np_sys_query(0, 1, (__u64[]){ (uintptr_t)p }, (int *)st));
-	EXPECT_EQ(0, st[0]);
-	free(buf);
+	np_size_end(&z);
 }
 
 /* Flags the ABI does not know: -EINVAL, nothing moved. */
@@ -543,32 +496,30 @@ NP_TEST_F(migrate, unknown_flags)
 	EXPECT_EQ(2, m.nr_moved_pages);
 }
 
+/* A reserved field set: -EINVAL, nothing moved; the same call moves. */
 NP_TEST_F(migrate, reserved_nonzero)
 {
 	NP_SKIPPED_OR_FILTERED();
+	static const struct np_field reserved[] = {
+		NP_FIELD(struct numaplace_migrate, reserved0, 1),
+		NP_FIELD(struct numaplace_migrate, reserved0, 1U << 31),
+		NP_FIELD(struct numaplace_migrate, reserved[0], 1),
+		NP_FIELD(struct numaplace_migrate, reserved[1], 1ULL << 63),
+		NP_FIELD(struct numaplace_migrate, reserved[2], 1),
+		NP_FIELD(struct numaplace_migrate, reserved[3], 1ULL << 32),
+	};
 	char *p = np_pages_on0(1);
 	struct numaplace_migrate m;
 
 	ASSERT_NE(NULL, p);
-#define NP_RESERVED_CASE(field, val)					\
-	do {								\
-		np_migrate_init(&m, 0, 0, NUMAPLACE_POLICY_NODE);	\
-		m.start = (uintptr_t)p;					\
-		m.len = psz;						\
-		m.node = 1;						\
-		m.field = val;						\
-		EXPECT_EQ(-EINVAL, np_migrate(self->fd, &m))		\
-			TH_LOG(#field);					\
-	} while (0)
-	NP_RESERVED_CASE(reserved0, 1);
-	NP_RESERVED_CASE(reserved0, 1U << 31);
-	NP_RESERVED_CASE(reserved[0], 1);
-	NP_RESERVED_CASE(reserved[1], 1ULL << 63);
-	NP_RESERVED_CASE(reserved[2], 1);
-	NP_RESERVED_CASE(reserved[3], 1ULL << 32);
-#undef NP_RESERVED_CASE
-	EXPECT_EQ(0, np_migrate_node(self->fd, 0, 0, (uintptr_t)p, psz, 1,
-				     NULL, &m));
+	np_migrate_init(&m, 0, 0, NUMAPLACE_POLICY_NODE);
+	m.start = (uintptr_t)p;
+	m.len = psz;
+	m.node = 1;
+	EXPECT_EQ(0, np_fields_refused(self->fd, NUMAPLACE_IOC_MIGRATE, &m,
+				       sizeof(m), reserved,
+				       ARRAY_SIZE(reserved)));
+	EXPECT_EQ(0, np_migrate(self->fd, &m));
 	EXPECT_EQ(1, m.nr_moved_pages);
 }
 

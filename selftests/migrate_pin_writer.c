@@ -389,11 +389,8 @@ TEST_F_TIMEOUT(migrate_pin_writer, read_fixed_pinned, NP_TIMEOUT(60))
 	ASSERT_EQ(0, np_isolated(&anon0, &file0));
 
 	ASSERT_EQ(0, pthread_create(&th, NULL, np_pin_reader, &x));
-	/* Round r moves the region to node (r + 1) % 2: 1, 0, 1, ... */
-	t0 = np_mono_ms();
-	for (rounds = 0; np_mono_ms() - t0 < np_rc_ms() ||
-			 rounds < NP_PIN_MIN_ROUNDS; rounds++) {
-		int node = (rounds + 1) % 2;
+	NP_RC_ROUNDS(rounds, t0, NP_PIN_MIN_ROUNDS) {
+		int node = NP_RC_ROUND_NODE(rounds);
 		char what[32];
 
 		st[NP_PIN_ALL] = NP_SENTINEL;

@@ -369,11 +369,8 @@ TEST_F_TIMEOUT(migrate_wp_race, toggled_in_flight, NP_TIMEOUT(60))
 	ASSERT_EQ(0, np_isolated(&anon0, &file0));
 	ASSERT_EQ(0, pthread_create(&handler, NULL, np_wp_handler, &w));
 
-	/* Round r moves the region to node (r + 1) % 2: 1, 0, 1, ... */
-	t0 = np_mono_ms();
-	for (rounds = 0; np_mono_ms() - t0 < np_rc_ms() ||
-			 rounds < NP_WP_MIN_ROUNDS; rounds++) {
-		int node = (rounds + 1) % 2;
+	NP_RC_ROUNDS(rounds, t0, NP_WP_MIN_ROUNDS) {
+		int node = NP_RC_ROUND_NODE(rounds);
 		struct numaplace_migrate m;
 		char what[32];
 		pthread_t th;

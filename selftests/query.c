@@ -77,8 +77,7 @@ FIXTURE_SETUP(kinds)
 	if (NP_QUERY_SETUP(&self->fd, &self->c, &self->info))
 		return;
 	psz = self->c.psz;
-	if (geteuid())
-		SKIP(return, "the /proc model needs root (pagemap PFNs)");
+	NP_NEED_MODEL();
 	if (!np_node_isset(self->info.node_memory, variant->node))
 		SKIP(return, "node %d has no memory", variant->node);
 	self->node = variant->node;
@@ -110,9 +109,9 @@ NP_TEST_F(kinds, anon_4k)
 	char *p = np_pmd_map(n * psz, 0);
 
 	ASSERT_NE(NULL, p);
-	for (size_t i = 0; i < n; i++)
-		if (i % 3 != 2)
-			np_write_page(p, i);
+	/* Two pages of every three. */
+	for (size_t i = 0; i < n; i += 3)
+		np_write_pages(p, i, 2, 1);
 	for (size_t i = 0; i < n; i += 3) {
 		EXPECT_EQ(self->node, np_sys_one(p + i * psz)) TH_LOG("page %zu", i);
 	}
@@ -179,10 +178,8 @@ NP_TEST_F(kinds, thp_pmd)
 NP_TEST_F(kinds, thp_pte_mapped)
 {
 	NP_SKIPPED();
-	char *p = np_pmd_map(2 * NP_PMD, 1);
+	char *p = np_written_thps(2);
 
-	ASSERT_NE(NULL, p);
-	memset(p, 1, 2 * NP_PMD);
 	NP_NEED_PMD(p);
 	ASSERT_EQ(0, mprotect(p + 100 * psz, 100 * psz, PROT_READ));
 	ASSERT_EQ(0, munmap(p + NP_PMD + 300 * psz, 16 * psz));
@@ -198,10 +195,8 @@ NP_TEST_F(kinds, thp_pte_mapped)
 NP_TEST_F(kinds, thp_protnone)
 {
 	NP_SKIPPED();
-	char *p = np_pmd_map(2 * NP_PMD, 1);
+	char *p = np_written_thps(2);
 
-	ASSERT_NE(NULL, p);
-	memset(p, 1, 2 * NP_PMD);
 	NP_NEED_PMD(p);
 	ASSERT_EQ(0, mprotect(p, NP_PMD, PROT_NONE));
 	ASSERT_EQ(0, mprotect(p + NP_PMD, NP_PMD / 2, PROT_NONE));
@@ -220,8 +215,7 @@ NP_TEST_F(kinds, zero_page)
 	ASSERT_NE(NULL, p);
 	for (size_t i = 0; i < 16; i++)
 		np_read_page(p, i);
-	for (size_t i = 16; i < 24; i++)
-		np_write_page(p, i);
+	np_write_pages(p, 16, 8, 1);
 	EXPECT_TRUE(np_what(p) & NPW_ZERO);
 	EXPECT_EQ(-EFAULT, np_sys_one(p));
 	NP_CHECK(self, "zero_page", p, n);
@@ -303,8 +297,7 @@ NP_TEST_F(kinds, memfd_shmem)
 	ASSERT_EQ(0, ftruncate(fd, n * psz));
 	p = mmap(NULL, n * psz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	ASSERT_NE(MAP_FAILED, p);
-	for (size_t i = 0; i < 16; i++)
-		np_write_page(p, i);
+	np_write_pages(p, 0, 16, 1);
 	for (size_t i = 20; i < 24; i++)
 		np_read_page(p, i);
 	if (self->other >= 0) {
@@ -324,8 +317,7 @@ NP_TEST_F(kinds, shmem_anon_shared)
 		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 
 	ASSERT_NE(MAP_FAILED, p);
-	for (size_t i = 0; i < n; i += 2)
-		np_write_page(p, i);
+	np_write_pages(p, 0, n / 2, 2);
 	EXPECT_EQ(self->node, np_sys_one(p));
 	EXPECT_EQ(-ENOENT, np_sys_one(p + psz));
 	NP_CHECK(self, "shmem_anon_shared", p, n);
@@ -517,9 +509,9 @@ NP_TEST_F(kinds, protnone_4k)
 	char *p = np_pmd_map(n * psz, 0);
 
 	ASSERT_NE(NULL, p);
-	for (size_t i = 0; i < n; i++)
-		if (i != 15)
-			np_write_page(p, i);
+	/* All but page 15. */
+	np_write_pages(p, 0, 15, 1);
+	np_write_pages(p, 16, n - 16, 1);
 	ASSERT_EQ(0, mprotect(p + 10 * psz, 20 * psz, PROT_NONE));
 	EXPECT_EQ(self->c.new_kernel ? self->node : -ENOENT,
 		  np_sys_one(p + 10 * psz));

@@ -36,8 +36,7 @@ NP_TEST_F(query, count_edges)
 	__u64 addrs[64];
 	char label[32];
 
-	if (geteuid())
-		SKIP(return, "the /proc model needs root");
+	NP_NEED_MODEL();
 	ASSERT_NE(NULL, p);
 	for (size_t i = 0; i < 64; i++)
 		addrs[i] = (uintptr_t)p + ((i * 7) % 64) * psz + i;
@@ -303,8 +302,7 @@ NP_TEST_F(query, unaligned_range)
 	__s32 st[8];
 
 	ASSERT_NE(NULL, p);
-	for (size_t i = 0; i < 8; i += 2)
-		np_write_page(p, i);
+	np_write_pages(p, 0, 4, 2);
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		ASSERT_EQ(0, np_query_range(self->fd, 0,
 					    NUMAPLACE_QUERY_AS_SYSCALL,
@@ -329,11 +327,9 @@ NP_TEST_F(query, tagged_addresses)
 	__u64 a[16];
 	__s32 st[4];
 
-	if (geteuid())
-		SKIP(return, "the /proc model needs root");
+	NP_NEED_MODEL();
 	ASSERT_NE(NULL, p);
-	for (size_t i = 0; i < 4; i++)
-		np_write_page(p, i);
+	np_write_pages(p, 0, 4, 1);
 	for (size_t i = 0; i < 16; i++)
 		a[i] = ((uintptr_t)p + (i % 4) * psz + i) |
 		       (i < 8 ? 1ULL << (56 + i) : 0x3fULL << 57);
@@ -359,8 +355,7 @@ NP_TEST_F(query, kernel_addresses)
 		NP_USER_TOP, NP_USER_TOP - 1, 0, 4095,
 	};
 
-	if (geteuid())
-		SKIP(return, "the /proc model needs root");
+	NP_NEED_MODEL();
 	EXPECT_EQ(0, np_check_addrs(&self->c, "kernel addresses", a,
 				    ARRAY_SIZE(a)));
 }
@@ -468,8 +463,7 @@ NP_TEST_F(query, arrays_end_on_unmapped)
 	__s32 *st, sbig[32];
 
 	ASSERT_NE(NULL, p);
-	for (size_t i = 0; i < n; i += 2)
-		np_write_page(p, i);
+	np_write_pages(p, 0, n / 2, 2);
 	for (size_t i = 0; i < 32; i++)
 		big[i] = (uintptr_t)p + (i % n) * psz;
 
@@ -519,63 +513,39 @@ NP_TEST_F(query, arrays_end_on_unmapped)
 					  self->c.nr_nodes, &q));
 }
 
-/* Struct sizes: short -EINVAL, long with a zero tail fine, else -E2BIG. */
+/*
+ * Struct sizes (np_size_next()): short -EINVAL, long with a zero tail
+ * fine, else -E2BIG; an answered call answers all four pages.
+ */
 NP_TEST_F(query, struct_size)
 {
 	NP_SKIPPED();
-	static const __u32 shorts[] = { 0, 4, 8, 16, 64,
-					NUMAPLACE_QUERY_SIZE_VER0 - 8,
-					NUMAPLACE_QUERY_SIZE_VER0 - 1 };
-	/* Longer than the module knows, within a page (larger is -E2BIG). */
-	size_t len = sizeof(struct numaplace_query) + 1024;
-	char *buf = calloc(1, len + 64);
-	struct numaplace_query *q = (void *)buf;
 	char *p = np_pmd_map(4 * psz, 0);
+	struct numaplace_query *q;
+	struct np_size z;
 	__s32 st[4];
+	int ret;
 
-	ASSERT_NE(NULL, buf);
 	ASSERT_NE(NULL, p);
 	np_write_page(p, 1);
-	for (size_t i = 0; i < ARRAY_SIZE(shorts); i++) {
-		np_query_range(self->fd, 0, 0, 0, 0, NULL, 0, NULL, NULL, 0, q);
-		q->size = shorts[i];
+	ASSERT_EQ(0, np_size_start(&z, sizeof(*q), NUMAPLACE_QUERY_SIZE_VER0,
+				   1021));
+	q = (void *)z.buf;
+	while (np_size_next(&z)) {
+		for (size_t i = 0; i < ARRAY_SIZE(st); i++)
+			st[i] = NP_SENTINEL;
 		q->start = (uintptr_t)p;
 		q->len = 4 * psz;
-		EXPECT_EQ(-EINVAL, np_query(self->fd, q))
-			TH_LOG("size %u", shorts[i]);
+		q->status_ptr = (uintptr_t)st;
+		ret = np_query(self->fd, q);
+		EXPECT_EQ(0, np_size_check(&z, ret));
+		if (!ret) {
+			EXPECT_EQ(4, q->done) TH_LOG("%s", z.what);
+			EXPECT_EQ(np_sys_one(p + psz), st[1])
+				TH_LOG("%s", z.what);
+		}
 	}
-
-	/* VER0 exactly: answered, nothing written past it. */
-	memset(buf, 0xa5, len + 64);
-	memset(buf, 0, NUMAPLACE_QUERY_SIZE_VER0);
-	q->size = NUMAPLACE_QUERY_SIZE_VER0;
-	q->start = (uintptr_t)p;
-	q->len = 4 * psz;
-	q->status_ptr = (uintptr_t)st;
-	ASSERT_EQ(0, np_query(self->fd, q));
-	EXPECT_EQ(4, q->done);
-	EXPECT_EQ(np_sys_one(p + psz), st[1]);
-	EXPECT_EQ(NUMAPLACE_QUERY_SIZE_VER0, q->size);
-	EXPECT_TRUE(np_all_bytes(buf + NUMAPLACE_QUERY_SIZE_VER0, 64, 0xa5));
-
-	/* Longer, zero tail: fine, and the module says its own size. */
-	memset(buf, 0, len);
-	q->size = len;
-	q->start = (uintptr_t)p;
-	q->len = 4 * psz;
-	ASSERT_EQ(0, np_query(self->fd, q));
-	EXPECT_EQ(sizeof(struct numaplace_query), q->size);
-	EXPECT_EQ(4, q->done);
-	EXPECT_TRUE(np_all_bytes(buf + sizeof(*q), len - sizeof(*q), 0));
-
-	/* Non-zero tail: -E2BIG. */
-	for (size_t at = sizeof(*q); at < len; at += 1021) {
-		memset(buf, 0, len);
-		q->size = len;
-		buf[at] = 1;
-		EXPECT_EQ(-E2BIG, np_query(self->fd, q)) TH_LOG("byte %zu", at);
-	}
-	free(buf);
+	np_size_end(&z);
 }
 
 NP_TEST_F(query, unknown_flags)
@@ -608,23 +578,21 @@ NP_TEST_F(query, reserved_nonzero)
 	NP_SKIPPED();
 	struct numaplace_query q;
 	__u64 a = (uintptr_t)&q;
+	static const struct np_field reserved[] = {
+		NP_FIELD(struct numaplace_query, reserved0, 1),
+		NP_FIELD(struct numaplace_query, reserved0, 1U << 31),
+		NP_FIELD(struct numaplace_query, reserved1, 1),
+		NP_FIELD(struct numaplace_query, reserved[0], 1),
+		NP_FIELD(struct numaplace_query, reserved[1], 1ULL << 63),
+		NP_FIELD(struct numaplace_query, reserved[2], 1ULL << 32),
+	};
 
-#define NP_RESERVED_CASE(field, val)					\
-	do {								\
-		np_query_init(&q, 0, 0);				\
-		q.start = a;						\
-		q.len = 1;						\
-		q.field = val;						\
-		EXPECT_EQ(-EINVAL, np_query(self->fd, &q))		\
-			TH_LOG(#field);					\
-	} while (0)
-	NP_RESERVED_CASE(reserved0, 1);
-	NP_RESERVED_CASE(reserved0, 1U << 31);
-	NP_RESERVED_CASE(reserved1, 1);
-	NP_RESERVED_CASE(reserved[0], 1);
-	NP_RESERVED_CASE(reserved[1], 1ULL << 63);
-	NP_RESERVED_CASE(reserved[2], 1ULL << 32);
-#undef NP_RESERVED_CASE
+	np_query_init(&q, 0, 0);
+	q.start = a;
+	q.len = 1;
+	EXPECT_EQ(0, np_fields_refused(self->fd, NUMAPLACE_IOC_QUERY, &q,
+				       sizeof(q), reserved,
+				       ARRAY_SIZE(reserved)));
 	/*
 	 * nr_young (reserved[0] before the access scan) is out only: a
 	 * struct used again after a scan is fine, and the count is reset.

@@ -56,8 +56,7 @@ FIXTURE_SETUP(random)
 	if (NP_QUERY_SETUP(&self->fd, &self->c, &self->info))
 		return;
 	psz = self->c.psz;
-	if (geteuid())
-		SKIP(return, "the /proc model needs root (pagemap PFNs)");
+	NP_NEED_MODEL();
 }
 
 FIXTURE_TEARDOWN(random)
@@ -78,7 +77,15 @@ struct np_layout {
 	int nodes[2];		/* two nodes with memory, or one twice */
 };
 
-static void np_rnd_4k(__u64 *s, struct np_layout *l, char *c)
+/*
+ * The kinds of a layout's 2 MiB chunk @c, one builder each: 0, or -1 when
+ * it could not be built. A memfd behind the chunk goes to *@fd.
+ */
+typedef int (*np_rnd_chunk_fn)(__u64 *s, struct np_layout *l, char *c,
+			       int *fd);
+
+/* 4 KiB pages: untouched, written or read, some moved, some PROT_NONE. */
+static int np_rnd_4k(__u64 *s, struct np_layout *l, char *c, int *fd)
 {
 	for (size_t i = 0; i < NP_PMD / psz; i++) {
 		size_t r = np_rnd_below(s, 10);
@@ -92,50 +99,52 @@ static void np_rnd_4k(__u64 *s, struct np_layout *l, char *c)
 		if (r == 8 || r == 9)
 			l->prot[l->nr_prot++] = (uintptr_t)c + i * psz;
 	}
+	return 0;
 }
 
-/* A random subrange of a chunk: [*first, *first + *len) in pages. */
-static void np_rnd_sub(__u64 *s, size_t max, size_t *first, size_t *len)
+/*
+ * A random subrange of 1 to @max pages of the chunk at @c: its start;
+ * its length in bytes in *@len.
+ */
+static char *np_rnd_sub(__u64 *s, char *c, size_t max, size_t *len)
 {
-	*len = 1 + np_rnd_below(s, max);
-	*first = np_rnd_below(s, NP_PMD / psz - *len);
+	size_t n = 1 + np_rnd_below(s, max);
+
+	*len = n * psz;
+	return c + np_rnd_below(s, NP_PMD / psz - n) * psz;
 }
 
-static void np_rnd_thp(__u64 *s, struct np_layout *l, char *c)
+/*
+ * A THP chunk, and one of seven fates, each as likely: none, moved (in
+ * l->move), PROT_NONE whole, or a random subrange of it PROT_NONE,
+ * unmapped, zapped or read-only.
+ */
+static int np_rnd_thp(__u64 *s, struct np_layout *l, char *c, int *fd)
 {
-	size_t first, len;
+	int fate = np_rnd_below(s, 7);
+	size_t len;
+	char *p;
 
 	madvise(c, NP_PMD, MADV_HUGEPAGE);
 	memset(c, 0x11, NP_PMD);
-	switch (np_rnd_below(s, 7)) {
-	case 0:
-		break;
-	case 1:
-		np_rnd_sub(s, 64, &first, &len);
-		mprotect(c + first * psz, len * psz, PROT_NONE);
-		break;
-	case 2:
-		np_rnd_sub(s, NP_RND_HOLE, &first, &len);
-		munmap(c + first * psz, len * psz);
-		break;
-	case 3:
+	if (fate == 3)
 		l->move[l->nr_move++] = (uintptr_t)c;
-		break;
-	case 4:
+	else if (fate == 4)
 		mprotect(c, NP_PMD, PROT_NONE);
-		break;
-	case 5:
-		np_rnd_sub(s, 64, &first, &len);
-		madvise(c + first * psz, len * psz, MADV_DONTNEED);
-		break;
-	case 6:
-		np_rnd_sub(s, 64, &first, &len);
-		mprotect(c + first * psz, len * psz, PROT_READ);
-		break;
-	}
+	if (fate == 0 || fate == 3 || fate == 4)
+		return 0;
+	p = np_rnd_sub(s, c, fate == 2 ? NP_RND_HOLE : 64, &len);
+	if (fate == 2)
+		munmap(p, len);
+	else if (fate == 5)
+		madvise(p, len, MADV_DONTNEED);
+	else
+		mprotect(p, len, fate == 1 ? PROT_NONE : PROT_READ);
+	return 0;
 }
 
-static void np_rnd_huge_zero(__u64 *s, char *c)
+/* The huge zero page, as it is, split by a write, or PROT_NONE. */
+static int np_rnd_huge_zero(__u64 *s, struct np_layout *l, char *c, int *fd)
 {
 	madvise(c, NP_PMD, MADV_HUGEPAGE);
 	np_read_page(c, np_rnd_below(s, NP_PMD / psz));
@@ -155,19 +164,20 @@ static void np_rnd_huge_zero(__u64 *s, char *c)
 		mprotect(c, NP_PMD, PROT_NONE);
 		break;
 	}
+	return 0;
 }
 
-static int np_rnd_file(__u64 *s, char *c)
+/* A memfd's pages, some in its page cache, some read or written here. */
+static int np_rnd_file(__u64 *s, struct np_layout *l, char *c, int *fd)
 {
-	int fd = memfd_create("np-random", MFD_CLOEXEC);
-
-	if (fd < 0 || ftruncate(fd, NP_PMD))
+	*fd = memfd_create("np-random", MFD_CLOEXEC);
+	if (*fd < 0 || ftruncate(*fd, NP_PMD))
 		return -1;
 	for (size_t i = 0; i < NP_PMD / psz; i++)
 		if (!np_rnd_below(s, 3))
-			np_pwrite_page(fd, i);
+			np_pwrite_page(*fd, i);
 	if (mmap(c, NP_PMD, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
-		 fd, 0) == MAP_FAILED)
+		 *fd, 0) == MAP_FAILED)
 		return -1;
 	for (size_t i = 0; i < NP_PMD / psz; i++) {
 		size_t r = np_rnd_below(s, 8);
@@ -177,22 +187,34 @@ static int np_rnd_file(__u64 *s, char *c)
 		else if (r == 1)
 			np_write_page(c, i);
 	}
-	return fd;
+	return 0;
 }
 
-static void np_rnd_holes(__u64 *s, char *c)
+/* Untouched pages, THP-able half the time. */
+static int np_rnd_thp_able(__u64 *s, struct np_layout *l, char *c, int *fd)
 {
-	size_t first, len;
+	if (np_rnd_below(s, 2))
+		madvise(c, NP_PMD, MADV_HUGEPAGE);
+	return 0;
+}
+
+/* Written pages with one to three holes unmapped. */
+static int np_rnd_holes(__u64 *s, struct np_layout *l, char *c, int *fd)
+{
+	size_t len;
 
 	for (size_t i = 0; i < NP_PMD / psz; i++)
 		np_write_page(c, i);
 	for (size_t h = 1 + np_rnd_below(s, 3); h; h--) {
-		np_rnd_sub(s, NP_RND_HOLE, &first, &len);
-		munmap(c + first * psz, len * psz);
+		char *p = np_rnd_sub(s, c, NP_RND_HOLE, &len);
+
+		munmap(p, len);
 	}
+	return 0;
 }
 
-static int np_rnd_shared(__u64 *s, char *c)
+/* Shared anonymous memory, half of it written. */
+static int np_rnd_shared(__u64 *s, struct np_layout *l, char *c, int *fd)
 {
 	if (mmap(c, NP_PMD, PROT_READ | PROT_WRITE,
 		 MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
@@ -202,6 +224,12 @@ static int np_rnd_shared(__u64 *s, char *c)
 			np_write_page(c, i);
 	return 0;
 }
+
+/* A chunk's type in the seed's log is its index here. */
+static const np_rnd_chunk_fn np_rnd_chunks[] = {
+	np_rnd_4k, np_rnd_thp, np_rnd_huge_zero, np_rnd_file,
+	np_rnd_thp_able, np_rnd_holes, np_rnd_shared,
+};
 
 /* Build a random layout; 0 or -1. */
 static int np_rnd_layout(__u64 *s, struct np_layout *l, int *fds)
@@ -216,36 +244,11 @@ static int np_rnd_layout(__u64 *s, struct np_layout *l, int *fds)
 		return -1;
 	for (int c = 0; c < NP_RND_CHUNKS; c++) {
 		char *chunk = l->base + c * NP_PMD;
-		size_t type = np_rnd_below(s, 7);
+		size_t type = np_rnd_below(s, ARRAY_SIZE(np_rnd_chunks));
 
 		ksft_print_msg("seed layout: chunk %d type %zu\n", c, type);
-		switch (type) {
-		case 0:
-			np_rnd_4k(s, l, chunk);
-			break;
-		case 1:
-			np_rnd_thp(s, l, chunk);
-			break;
-		case 2:
-			np_rnd_huge_zero(s, chunk);
-			break;
-		case 3:
-			fds[c] = np_rnd_file(s, chunk);
-			if (fds[c] < 0)
-				return -1;
-			break;
-		case 4:
-			if (np_rnd_below(s, 2))
-				madvise(chunk, NP_PMD, MADV_HUGEPAGE);
-			break;
-		case 5:
-			np_rnd_holes(s, chunk);
-			break;
-		case 6:
-			if (np_rnd_shared(s, chunk))
-				return -1;
-			break;
-		}
+		if (np_rnd_chunks[type](s, l, chunk, &fds[c]))
+			return -1;
 	}
 	for (size_t i = 0; i < l->nr_move; i++) {
 		int node = l->nodes[np_rnd_below(s, 2)], st;

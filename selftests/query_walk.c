@@ -36,8 +36,7 @@ TEST_F_TIMEOUT(qwalk, resume_tiny_runs, NP_TIMEOUT(120))
 	int *sys = calloc(n, sizeof(*sys));
 	__u64 *addrs = calloc(n, sizeof(*addrs));
 
-	if (geteuid())
-		SKIP(return, "the /proc model needs root");
+	NP_NEED_MODEL();
 	ASSERT_NE(NULL, p);
 	ASSERT_EQ(0, np_check_range(&self->c, "mixed", (uintptr_t)p, n, dflt));
 	np_fill_addrs(addrs, p, n);

@@ -239,13 +239,15 @@ FIXTURE_TEARDOWN(tier)
 	np_tr_stop(&self->w);
 }
 
-/* The tier of @p over the fixture's workload. */
+/* The tier of @p over the fixture's workload; its first @steps into @sum. */
 static void np_tr_tier(struct __test_metadata *_metadata,
 		       FIXTURE_DATA(tier) *self,
-		       const struct numaplace_tier_params *p)
+		       const struct numaplace_tier_params *p, int steps,
+		       struct numaplace_tier_period *sum)
 {
 	ASSERT_EQ(0, numaplace_tier_new(p, &self->t));
 	ASSERT_EQ(0, numaplace_tier_add(self->t, self->w.kid));
+	ASSERT_EQ(0, np_tr_steps(self->t, steps, sum));
 }
 
 NP_TEST_F(tier, promote_hot_leave_cold)
@@ -260,8 +262,7 @@ NP_TEST_F(tier, promote_hot_leave_cold)
 		return;
 	np_tr_params(&p);
 	p.spread = NUMAPLACE_TIER_SPREAD_ROUND_ROBIN;
-	np_tr_tier(_metadata, self, &p);
-	ASSERT_EQ(0, np_tr_steps(self->t, NP_TR_STEPS, &sum));
+	np_tr_tier(_metadata, self, &p, NP_TR_STEPS, &sum);
 	off = np_tr_not_on(&self->w, 0, 0);
 	EXPECT_LE(off * 100, (long)q * (100 - NP_TR_GOAL)) {
 		TH_LOG("%ld of %zu hot pages not on node 0", off, q);
@@ -320,8 +321,7 @@ NP_TEST_F(tier, dry_run)
 		return;
 	np_tr_params(&p);
 	p.flags = NUMAPLACE_TIER_DRY_RUN;
-	np_tr_tier(_metadata, self, &p);
-	ASSERT_EQ(0, np_tr_steps(self->t, NP_TR_STEPS, &sum));
+	np_tr_tier(_metadata, self, &p, NP_TR_STEPS, &sum);
 	EXPECT_GE(sum.nr_promoted[0] * 100, q * NP_TR_GOAL);
 	EXPECT_EQ(0, np_tr_not_on(&self->w, 0, 1));
 }
@@ -400,7 +400,7 @@ NP_TEST_F(tier, rate_limit)
 	/* THP: 3 MiB/s lets one of the two hot THPs through, not both. */
 	p.rate_mb_s = variant->thp ? 3 : 1;
 	per_s = ((__u64)p.rate_mb_s << 20) / self->w.psz;
-	np_tr_tier(_metadata, self, &p);
+	np_tr_tier(_metadata, self, &p, 0, &sum);
 	t0 = np_mono_ms();
 	ASSERT_EQ(0, np_tr_steps(self->t, NP_TR_STEPS, &sum));
 	ms = np_mono_ms() - t0;
@@ -423,7 +423,7 @@ NP_TEST_F(tier, target_exit)
 	if (!self->ready)
 		return;
 	np_tr_params(&p);
-	np_tr_tier(_metadata, self, &p);
+	np_tr_tier(_metadata, self, &p, 0, &sum);
 	ASSERT_EQ(1, numaplace_tier_pids(self->t, pids, 2));
 	EXPECT_EQ(self->w.kid, pids[0]);
 	ASSERT_EQ(0, np_tr_steps(self->t, 2, &sum));

@@ -74,21 +74,21 @@ static unsigned int ooo_ms = 1;
 module_param(ooo_ms, uint, 0644);
 MODULE_PARM_DESC(ooo_ms, "out_of_order: ms from issue to completion");
 
-/* The counters, updated under np_fd.lock. */
-static unsigned long descs, completed, terminated, abandoned, ooo_answers;
-static unsigned long errors;
-module_param(descs, ulong, 0444);
-MODULE_PARM_DESC(descs, "descriptors prepared");
-module_param(completed, ulong, 0444);
-MODULE_PARM_DESC(completed, "descriptors the device completed (wrote)");
-module_param(terminated, ulong, 0444);
-MODULE_PARM_DESC(terminated, "descriptors device_terminate_all() cancelled");
-module_param(abandoned, ulong, 0444);
-MODULE_PARM_DESC(abandoned, "descriptors queued when the channel was freed");
-module_param(ooo_answers, ulong, 0444);
-MODULE_PARM_DESC(ooo_answers, "tx_status answers DMA_OUT_OF_ORDER");
-module_param(errors, ulong, 0444);
-MODULE_PARM_DESC(errors, "descriptors failed (an address not in RAM)");
+/*
+ * A counter, updated under np_fd.lock, that the tests read as a read-only
+ * parameter (/sys/module/np_fake_dma/parameters/@name).
+ */
+#define NP_FD_COUNTER(name, desc)					\
+	static unsigned long name;					\
+	module_param(name, ulong, 0444);				\
+	MODULE_PARM_DESC(name, desc)
+
+NP_FD_COUNTER(descs, "descriptors prepared");
+NP_FD_COUNTER(completed, "descriptors the device completed (wrote)");
+NP_FD_COUNTER(terminated, "descriptors device_terminate_all() cancelled");
+NP_FD_COUNTER(abandoned, "descriptors queued when the channel was freed");
+NP_FD_COUNTER(ooo_answers, "tx_status answers DMA_OUT_OF_ORDER");
+NP_FD_COUNTER(errors, "descriptors failed (an address not in RAM)");
 
 struct np_fd_desc {
 	struct dma_async_tx_descriptor tx;

@@ -140,6 +140,28 @@ void cf_want(struct cf_case *c, unsigned long i, int st)
 	}
 }
 
+int cf_passes(struct cf_case *c, unsigned long i, int st)
+{
+	c->want_ret = 0;
+	cf_want(c, i, st);
+	return 0;
+}
+
+int cf_fails(struct cf_case *c, int err)
+{
+	c->want_ret = -1;
+	c->want_err = err;
+	return 0;
+}
+
+int cf_fails_on(struct cf_case *c, pid_t pid, int flags, int err)
+{
+	c->pid = pid;
+	c->flags = flags;
+	c->no_place = 1;
+	return cf_fails(c, err);
+}
+
 /* A child that touches [p, p + len) and waits to be killed. */
 pid_t cf_sharer(struct cf_case *c, char *p, size_t len)
 {

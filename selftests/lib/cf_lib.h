@@ -151,6 +151,16 @@ void cf_fill(struct cf_case *c, unsigned long first, unsigned long n,
 	     char *p, size_t step, int node);
 /* The syscall's status[@i] LTP expects. */
 void cf_want(struct cf_case *c, unsigned long i, int st);
+/* LTP expects the call to succeed, status[@i] @st: a build's 0. */
+int cf_passes(struct cf_case *c, unsigned long i, int st);
+/* LTP expects the call to fail with @err (-1, errno @err): a build's 0. */
+int cf_fails(struct cf_case *c, int err);
+/*
+ * The call with @flags on @pid, a process with no memory to look at
+ * (gone, a zombie): it fails with @err and leaves no placement to
+ * compare. A build's 0.
+ */
+int cf_fails_on(struct cf_case *c, pid_t pid, int flags, int err);
 /* A child of @c that touches [p, p + len) and waits to be killed. */
 pid_t cf_sharer(struct cf_case *c, char *p, size_t len);
 /*

@@ -6,6 +6,7 @@
  */
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 
@@ -249,6 +250,8 @@ struct np_fz_cmd {
 	size_t ver0;
 	__u32 flags;		/* known flags */
 	unsigned int errs;	/* NP_FZ_E* the handler may answer */
+	/* Random fields into its struct @arg (size and flags are set). */
+	void (*fill)(struct np_fz_thread *t, void *arg);
 };
 
 enum {
@@ -261,39 +264,6 @@ enum {
 static const int np_fz_errnos[] = {
 	EINVAL, E2BIG, EFAULT, ESRCH, EPERM, EINTR, ENODEV, EACCES, EOPNOTSUPP,
 	ENOMEM, EMFILE,
-};
-
-/* Documentation/abi.md, per command. */
-static const struct np_fz_cmd np_fz_cmds[NUMAPLACE_CMD_MAX] = {
-	[NUMAPLACE_CMD_INFO] = {
-		"INFO", sizeof(struct numaplace_info), NUMAPLACE_INFO_SIZE_VER0,
-		0, NP_FZ_EINVAL | NP_FZ_E2BIG | NP_FZ_EFAULT,
-	},
-	[NUMAPLACE_CMD_QUERY] = {
-		"QUERY", sizeof(struct numaplace_query),
-		NUMAPLACE_QUERY_SIZE_VER0,
-		NUMAPLACE_QUERY_PAGES | NUMAPLACE_QUERY_AS_SYSCALL |
-		NUMAPLACE_QUERY_ACCESS | NUMAPLACE_QUERY_CLEAR_ACCESS |
-		NUMAPLACE_QUERY_FLUSH_TLB,
-		NP_FZ_EINVAL | NP_FZ_E2BIG | NP_FZ_EFAULT | NP_FZ_ESRCH |
-		NP_FZ_EPERM | NP_FZ_EINTR | NP_FZ_EACCES | NP_FZ_EOPNOTSUPP,
-	},
-	[NUMAPLACE_CMD_MIGRATE] = {
-		"MIGRATE", sizeof(struct numaplace_migrate),
-		NUMAPLACE_MIGRATE_SIZE_VER0, 0xff,
-		NP_FZ_EINVAL | NP_FZ_E2BIG | NP_FZ_EFAULT | NP_FZ_ESRCH |
-		NP_FZ_EPERM | NP_FZ_EINTR | NP_FZ_ENODEV | NP_FZ_EACCES |
-		NP_FZ_EOPNOTSUPP,
-	},
-	/* Returns a new fd; writes nothing back. */
-	[NUMAPLACE_CMD_WATCH] = {
-		"WATCH", sizeof(struct numaplace_watch),
-		NUMAPLACE_WATCH_SIZE_VER0,
-		NUMAPLACE_WATCH_CLOEXEC | NUMAPLACE_WATCH_NONBLOCK,
-		NP_FZ_EINVAL | NP_FZ_E2BIG | NP_FZ_EFAULT | NP_FZ_ESRCH |
-		NP_FZ_EPERM | NP_FZ_EINTR | NP_FZ_EOPNOTSUPP | NP_FZ_ENOMEM |
-		NP_FZ_EMFILE,
-	},
 };
 
 static int np_fz_allowed(unsigned int errs, int err)
@@ -313,8 +283,10 @@ static __u32 np_fz_flags(__u64 *s, __u32 known)
 				     (__u32)np_fz_next(s);
 }
 
-static void np_fz_fill_info(struct np_fz_thread *t, struct numaplace_info *a)
+static void np_fz_fill_info(struct np_fz_thread *t, void *arg)
 {
+	struct numaplace_info *a = arg;
+
 	if (np_fz_chance(&t->rng, 5))
 		a->reserved0 = 1;
 	if (np_fz_chance(&t->rng, 5))
@@ -331,8 +303,106 @@ static void np_fz_node_pages(struct np_fz_thread *t, __u64 *ptr, __u32 *len)
 		t->z->info.nr_node_ids, 64, 1024, 1025, ~0U }));
 }
 
-static void np_fz_fill_watch(struct np_fz_thread *t, struct numaplace_watch *a)
+/*
+ * A field a call's struct gets now and then that the call does not take
+ * (the other mode's, an output field, a reserved one): with @pct percent
+ * chance, a value of @gen (NULL: 1) in @size bytes at @off, or in an
+ * element of the @nr there picked at random (the pick drawn first).
+ */
+struct np_fz_stray {
+	unsigned short off;
+	unsigned char size;	/* 4 or 8 */
+	unsigned char nr;	/* elements: 1 for a plain field */
+	unsigned char pct;
+	__u64 (*gen)(struct np_fz_thread *t);
+};
+
+/* A stray field of struct numaplace_@type, or an array's element. */
+#define NP_FZ_STRAYS(type, field, elems, pct, gen)			\
+	{ offsetof(struct numaplace_##type, field),			\
+	  sizeof(((struct numaplace_##type *)0)->field) / (elems),	\
+	  elems, pct, gen }
+#define NP_FZ_STRAY(type, field, pct, gen)				\
+	NP_FZ_STRAYS(type, field, 1, pct, gen)
+
+/* np_fz_next() and np_fz_count() as the generators of a stray. */
+static __u64 np_fz_any(struct np_fz_thread *t)
 {
+	return np_fz_next(&t->rng);
+}
+
+static __u64 np_fz_count_of(struct np_fz_thread *t)
+{
+	return np_fz_count(&t->rng);
+}
+
+/* The strays @f[0..@n) into the struct @a, in order. */
+static void np_fz_strays(struct np_fz_thread *t, void *a,
+			 const struct np_fz_stray *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char *at = (char *)a + f[i].off;
+		__u64 v;
+
+		if (!np_fz_chance(&t->rng, f[i].pct))
+			continue;
+		if (f[i].nr > 1)
+			at += np_fz_below(&t->rng, f[i].nr) * f[i].size;
+		v = f[i].gen ? f[i].gen(t) : 1;
+		if (f[i].size == sizeof(__u32))
+			*(__u32 *)at = v;
+		else
+			*(__u64 *)at = v;
+	}
+}
+
+/*
+ * The pages a call is about: an array of addresses (@pages), or a range
+ * (the array's fields or the range's are left as they are).
+ */
+static void np_fz_pages_or_range(struct np_fz_thread *t, int pages,
+				 __u64 *pages_ptr, __u64 *count,
+				 __u64 *start, __u64 *len)
+{
+	if (pages) {
+		*pages_ptr = np_fz_in(t, 0);
+		*count = np_fz_count(&t->rng);
+	} else {
+		*start = np_fz_addr(t);
+		*len = np_fz_len(&t->rng);
+	}
+}
+
+/* Now and then a field of the other mode, or an out field. */
+static const struct np_fz_stray np_fz_query_strays[] = {
+	NP_FZ_STRAY(query, runs_ptr, 5, np_fz_out),
+	NP_FZ_STRAY(query, start, 5, np_fz_addr),
+	NP_FZ_STRAY(query, count, 5, np_fz_count_of),
+	NP_FZ_STRAY(query, runs_cap, 5, np_fz_count_of),
+	NP_FZ_STRAY(query, done, 10, np_fz_any),
+	NP_FZ_STRAY(query, nr_runs, 10, np_fz_any),
+	NP_FZ_STRAY(query, reserved0, 4, NULL),
+	NP_FZ_STRAY(query, reserved1, 4, NULL),
+};
+
+/* Now and then a field of the other mode; out fields are ignored. */
+static const struct np_fz_stray np_fz_migrate_strays[] = {
+	NP_FZ_STRAY(migrate, count, 5, np_fz_count_of),
+	NP_FZ_STRAY(migrate, start, 5, np_fz_addr),
+	NP_FZ_STRAY(migrate, done, 10, np_fz_any),
+	NP_FZ_STRAYS(migrate, nr_failed, NUMAPLACE_FAIL_MAX, 10, NULL),
+	NP_FZ_STRAY(migrate, reserved0, 4, NULL),
+};
+
+/* Now and then a reserved field. */
+static const struct np_fz_stray np_fz_watch_strays[] = {
+	NP_FZ_STRAY(watch, reserved0, 4, NULL),
+	NP_FZ_STRAY(watch, reserved1, 4, NULL),
+};
+
+static void np_fz_fill_watch(struct np_fz_thread *t, void *arg)
+{
+	struct numaplace_watch *a = arg;
 	__u64 *s = &t->rng;
 
 	a->pid = np_fz_pid(t);
@@ -341,72 +411,44 @@ static void np_fz_fill_watch(struct np_fz_thread *t, struct numaplace_watch *a)
 	a->cookie = np_fz_next(s);
 	if (np_fz_chance(s, 40))
 		np_fz_node_pages(t, &a->node_pages_ptr, &a->node_pages_len);
-	if (np_fz_chance(s, 4))
-		a->reserved0 = 1;
-	if (np_fz_chance(s, 4))
-		a->reserved1 = 1;
+	np_fz_strays(t, a, np_fz_watch_strays, ARRAY_SIZE(np_fz_watch_strays));
 	if (np_fz_chance(s, 4))
 		a->reserved[np_fz_below(s, 4)] = np_fz_next(s);
 }
 
-static void np_fz_fill_query(struct np_fz_thread *t, struct numaplace_query *a)
+static void np_fz_fill_query(struct np_fz_thread *t, void *arg)
 {
+	struct numaplace_query *a = arg;
 	__u64 *s = &t->rng;
 
 	a->pid = np_fz_pid(t);
-	if (a->flags & NUMAPLACE_QUERY_PAGES) {
-		a->pages_ptr = np_fz_in(t, 0);
-		a->count = np_fz_count(s);
-	} else {
-		a->start = np_fz_addr(t);
-		a->len = np_fz_len(s);
-		if (np_fz_chance(s, 40)) {
-			a->runs_ptr = np_fz_out(t);
-			a->runs_cap = np_fz_count(s);
-		}
+	np_fz_pages_or_range(t, a->flags & NUMAPLACE_QUERY_PAGES,
+			     &a->pages_ptr, &a->count, &a->start, &a->len);
+	if (!(a->flags & NUMAPLACE_QUERY_PAGES) && np_fz_chance(s, 40)) {
+		a->runs_ptr = np_fz_out(t);
+		a->runs_cap = np_fz_count(s);
 	}
 	if (np_fz_chance(s, 70))
 		a->status_ptr = np_fz_out(t);
 	if (np_fz_chance(s, 40))
 		np_fz_node_pages(t, &a->node_pages_ptr, &a->node_pages_len);
-	/* Now and then a field of the other mode, or an out field. */
-	if (np_fz_chance(s, 5))
-		a->runs_ptr = np_fz_out(t);
-	if (np_fz_chance(s, 5))
-		a->start = np_fz_addr(t);
-	if (np_fz_chance(s, 5))
-		a->count = np_fz_count(s);
-	if (np_fz_chance(s, 5))
-		a->runs_cap = np_fz_count(s);
-	if (np_fz_chance(s, 10))
-		a->done = np_fz_next(s);
-	if (np_fz_chance(s, 10))
-		a->nr_runs = np_fz_next(s);
-	if (np_fz_chance(s, 4))
-		a->reserved0 = 1;
-	if (np_fz_chance(s, 4))
-		a->reserved1 = 1;
+	np_fz_strays(t, a, np_fz_query_strays, ARRAY_SIZE(np_fz_query_strays));
 	if (np_fz_chance(s, 4))
 		a->reserved[np_fz_below(s, 3)] = 1ULL << np_fz_below(s, 64);
 	if (np_fz_chance(s, 10))
 		a->nr_young = np_fz_next(s);	/* out field: ignored */
 }
 
-static void np_fz_fill_migrate(struct np_fz_thread *t,
-			       struct numaplace_migrate *a)
+static void np_fz_fill_migrate(struct np_fz_thread *t, void *arg)
 {
+	struct numaplace_migrate *a = arg;
 	__u64 *s = &t->rng;
 
 	a->pid = np_fz_pid(t);
 	a->policy = np_fz_chance(s, 95) ? np_fz_below(s, 4) :
 					  (__u32)np_fz_next(s);
-	if (a->flags & NUMAPLACE_MIGRATE_PAGES) {
-		a->pages_ptr = np_fz_in(t, 0);
-		a->count = np_fz_count(s);
-	} else {
-		a->start = np_fz_addr(t);
-		a->len = np_fz_len(s);
-	}
+	np_fz_pages_or_range(t, a->flags & NUMAPLACE_MIGRATE_PAGES,
+			     &a->pages_ptr, &a->count, &a->start, &a->len);
 	if (a->policy == NUMAPLACE_POLICY_PER_PAGE || np_fz_chance(s, 5))
 		a->nodes_ptr = np_fz_in(t, 1);
 	if (np_fz_chance(s, 5))
@@ -425,19 +467,45 @@ static void np_fz_fill_migrate(struct np_fz_thread *t,
 	}
 	if (np_fz_chance(s, 3))
 		memset(a->node_set, 0xff, sizeof(a->node_set));
-	if (np_fz_chance(s, 5))
-		a->count = np_fz_count(s);
-	if (np_fz_chance(s, 5))
-		a->start = np_fz_addr(t);
-	if (np_fz_chance(s, 10))
-		a->done = np_fz_next(s);	/* out fields: ignored */
-	if (np_fz_chance(s, 10))
-		a->nr_failed[np_fz_below(s, NUMAPLACE_FAIL_MAX)] = 1;
-	if (np_fz_chance(s, 4))
-		a->reserved0 = 1;
+	np_fz_strays(t, a, np_fz_migrate_strays,
+		     ARRAY_SIZE(np_fz_migrate_strays));
 	if (np_fz_chance(s, 4))
 		a->reserved[np_fz_below(s, 4)] = 1ULL << np_fz_below(s, 64);
 }
+
+/* Documentation/abi.md, per command. */
+static const struct np_fz_cmd np_fz_cmds[NUMAPLACE_CMD_MAX] = {
+	[NUMAPLACE_CMD_INFO] = {
+		"INFO", sizeof(struct numaplace_info), NUMAPLACE_INFO_SIZE_VER0,
+		0, NP_FZ_EINVAL | NP_FZ_E2BIG | NP_FZ_EFAULT, np_fz_fill_info,
+	},
+	[NUMAPLACE_CMD_QUERY] = {
+		"QUERY", sizeof(struct numaplace_query),
+		NUMAPLACE_QUERY_SIZE_VER0,
+		NUMAPLACE_QUERY_PAGES | NUMAPLACE_QUERY_AS_SYSCALL |
+		NUMAPLACE_QUERY_ACCESS | NUMAPLACE_QUERY_CLEAR_ACCESS |
+		NUMAPLACE_QUERY_FLUSH_TLB,
+		NP_FZ_EINVAL | NP_FZ_E2BIG | NP_FZ_EFAULT | NP_FZ_ESRCH |
+		NP_FZ_EPERM | NP_FZ_EINTR | NP_FZ_EACCES | NP_FZ_EOPNOTSUPP,
+		np_fz_fill_query,
+	},
+	[NUMAPLACE_CMD_MIGRATE] = {
+		"MIGRATE", sizeof(struct numaplace_migrate),
+		NUMAPLACE_MIGRATE_SIZE_VER0, 0xff,
+		NP_FZ_EINVAL | NP_FZ_E2BIG | NP_FZ_EFAULT | NP_FZ_ESRCH |
+		NP_FZ_EPERM | NP_FZ_EINTR | NP_FZ_ENODEV | NP_FZ_EACCES |
+		NP_FZ_EOPNOTSUPP, np_fz_fill_migrate,
+	},
+	/* Returns a new fd; writes nothing back. */
+	[NUMAPLACE_CMD_WATCH] = {
+		"WATCH", sizeof(struct numaplace_watch),
+		NUMAPLACE_WATCH_SIZE_VER0,
+		NUMAPLACE_WATCH_CLOEXEC | NUMAPLACE_WATCH_NONBLOCK,
+		NP_FZ_EINVAL | NP_FZ_E2BIG | NP_FZ_EFAULT | NP_FZ_ESRCH |
+		NP_FZ_EPERM | NP_FZ_EINTR | NP_FZ_EOPNOTSUPP | NP_FZ_ENOMEM |
+		NP_FZ_EMFILE, np_fz_fill_watch,
+	},
+};
 
 /* An ioctl number do_vfs_ioctl() answers before the driver sees it. */
 static int np_fz_vfs_cmd(unsigned int cmd)
@@ -528,20 +596,7 @@ void np_fz_call(struct np_fz_thread *t)
 	memset(&a, 0, sizeof(a));
 	a.query.size = usize;
 	a.query.flags = np_fz_flags(s, c->flags);
-	switch (nr) {
-	case NUMAPLACE_CMD_INFO:
-		np_fz_fill_info(t, &a.info);
-		break;
-	case NUMAPLACE_CMD_QUERY:
-		np_fz_fill_query(t, &a.query);
-		break;
-	case NUMAPLACE_CMD_MIGRATE:
-		np_fz_fill_migrate(t, &a.migrate);
-		break;
-	case NUMAPLACE_CMD_WATCH:
-		np_fz_fill_watch(t, &a.watch);
-		break;
-	}
+	c->fill(t, &a);
 
 	/* Where it goes. */
 	switch (np_fz_below(s, 20)) {

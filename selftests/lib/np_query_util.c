@@ -43,12 +43,27 @@ void np_write_page(char *base, size_t i)
 	((volatile char *)base)[i * np_psz()] = (char)(i | 1);
 }
 
+void np_write_pages(char *base, size_t first, size_t n, size_t step)
+{
+	for (size_t i = 0; i < n; i++)
+		np_write_page(base, first + i * step);
+}
+
 char *np_written_pages(size_t n)
 {
 	char *p = np_pmd_map(n * np_psz(), 0);
 
-	for (size_t i = 0; p && i < n; i++)
-		np_write_page(p, i);
+	if (p)
+		np_write_pages(p, 0, n, 1);
+	return p;
+}
+
+char *np_written_thps(size_t n)
+{
+	char *p = np_pmd_map(n * NP_PMD, 1);
+
+	if (p)
+		memset(p, 1, n * NP_PMD);
 	return p;
 }
 

@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -219,6 +220,14 @@ struct np_vmas {
 #define NPW_THP		(1U << 12)
 #define NPW_PFNMAP	(1U << 13) /* VM_PFNMAP: pagemap cannot see entries */
 
+/* Skip unless root: the model reads PFNs from /proc/PID/pagemap. */
+#define NP_NEED_MODEL()							\
+	do {								\
+		if (geteuid())						\
+			SKIP(return, "the /proc model needs root "	\
+			     "(pagemap PFNs)");				\
+	} while (0)
+
 /* A model answer that is one of -EFAULT and -ENOENT, the model can't tell. */
 #define NP_ANY		INT_MIN
 
@@ -395,6 +404,66 @@ int np_check_resume(struct np_ctx *c, const char *label,
 
 /* Fill @c for the caller's device and @pid. 0 or -errno. */
 int np_ctx_init(struct np_ctx *c, int fd, int pid);
+
+/*
+ * ---- An ioctl struct's sizes and reserved fields (np_size.c) ----------
+ *
+ * For query_abi.c and migrate_abi.c. Every struct of the ABI starts with
+ * its __u32 size, read as clone3's:
+ * shorter than VER0 is -EINVAL; VER0 is answered with nothing written
+ * past it; longer with a zero tail is answered and told the module's own
+ * size, the tail left zero; a non-zero byte in the tail (every @stride
+ * bytes from the module's size on) is -E2BIG; over a page is -E2BIG
+ * whatever the tail, a page of zero tail is answered. np_size_next()
+ * sets each case up in turn in z->buf (zeroed, the size set): the test
+ * fills its request in, calls, and counts np_size_check()'s mismatches.
+ */
+#define NP_SIZE_SHORTS	7
+
+enum np_size_kind {
+	NP_SIZE_SHORT, NP_SIZE_VER0, NP_SIZE_LONG, NP_SIZE_TAIL,
+	NP_SIZE_OVER_PAGE, NP_SIZE_PAGE,
+};
+
+struct np_size {
+	char *buf;		/* the struct; cap bytes */
+	__u32 size;		/* the case's size field */
+	int want;		/* its answer: 0, -EINVAL or -E2BIG */
+	char what[64];		/* the case, for messages */
+	/* private: np_size_next()'s */
+	const char *name;
+	enum np_size_kind kind;
+	size_t known, ver0, psz, len, cap, stride, nr_tail, at, i;
+	__u32 shorts[NP_SIZE_SHORTS];
+};
+
+/* Start @z for a struct of @known bytes, @ver0 published. 0 or -errno. */
+int np_size_start(struct np_size *z, size_t known, size_t ver0,
+		  size_t stride);
+/* Set the next case up in z->buf: false after the last. */
+bool np_size_next(struct np_size *z);
+/* The call's answer @ret to the case: the number of mismatches (logged). */
+int np_size_check(const struct np_size *z, int ret);
+void np_size_end(struct np_size *z);
+
+/* A field of an ioctl struct, and a value to set it to. */
+struct np_field {
+	const char *name;
+	size_t off, size;	/* size: 4 or 8 */
+	__u64 val;
+};
+
+#define NP_FIELD(type, field, v)					\
+	{ #field, offsetof(type, field), sizeof(((type *)0)->field), v }
+
+/*
+ * @ok (@len bytes), a request ioctl @cmd answers, sent once per field of
+ * @f[0..@nr) with that field alone set to its value (a reserved field):
+ * each must be refused -EINVAL. The number that are not (logged), or
+ * -ENOMEM.
+ */
+int np_fields_refused(int fd, unsigned long cmd, const void *ok, size_t len,
+		      const struct np_field *f, size_t nr);
 
 /* ---- NUMAPLACE_IOC_MIGRATE helpers (migrate.c, migrate_integrity.c) -- */
 
@@ -1024,8 +1093,14 @@ int np_other_node(const struct numaplace_info *info, int node);
 void np_write_page(char *base, size_t i);
 void np_read_page(char *base, size_t i);
 
+/* Write @n pages of @base from page @first by @step. */
+void np_write_pages(char *base, size_t first, size_t n, size_t step);
+
 /* @n pages by np_pmd_map() (no THP), each written; NULL on failure. */
 char *np_written_pages(size_t n);
+
+/* @n 2 MiB blocks by np_pmd_map() for THPs, all written; NULL on failure. */
+char *np_written_thps(size_t n);
 
 /* The addresses of pages [0, n) of @base. */
 void np_fill_addrs(__u64 *addrs, const char *base, size_t n);
@@ -1047,9 +1122,10 @@ unsigned int np_what(const void *addr);
 /* 0 when THP is "never" in this kernel: only then may no THP form. */
 int np_thp_on(void);
 
-/* A PMD-mapped THP at @p, unless THP is off. */
+/* A PMD-mapped THP at @p (not NULL), unless THP is off. */
 #define NP_NEED_PMD(p)							\
 	do {								\
+		ASSERT_NE(NULL, p);					\
 		if (np_what(p) & NPW_PMD)				\
 			break;						\
 		if (!np_thp_on())					\

@@ -90,6 +90,28 @@ static int qr_reserve(char *p, size_t len)
 	return -EEXIST;
 }
 
+/*
+ * The piece [p, p + l pages) of @m mapped again over itself and written:
+ * @how 0 shared anonymous memory, 1 the memfd shared, 2 the memfd private
+ * (its written pages, some of them here, are anon COW pages). The address
+ * mmap() answered.
+ */
+static void *qr_remap(struct qr_mut *m, char *p, size_t l, int how)
+{
+	static const int flags[] = {
+		MAP_SHARED | MAP_ANONYMOUS, MAP_SHARED, MAP_PRIVATE,
+	};
+	void *q = qr_map_fixed(p, l * qr_psz, PROT_READ | PROT_WRITE,
+			       flags[how], how ? m->memfd : -1,
+			       how ? p - m->lo : 0);
+
+	if (q == p && how == 2)
+		qr_touch_some(p, l, 8, &m->seed);
+	else if (q == p)
+		qr_touch(p, l, &m->seed);
+	return q;
+}
+
 /* mmap / munmap of pieces: every kind of VMA comes and goes. */
 void qr_step_mmap(struct qr_mut *m)
 {
@@ -97,31 +119,16 @@ void qr_step_mmap(struct qr_mut *m)
 	char *p = qr_pick(m, &npg, &l);
 	size_t len = l * qr_psz;
 	void *q = p;
+	int how = rand_r(&m->seed) % 7;
 
-	switch (rand_r(&m->seed) % 7) {
+	switch (how) {
 	case 0:
 	case 1:
 		if (qr_anon(p, len, rand_r(&m->seed) & 1, &m->seed))
 			q = MAP_FAILED;
 		break;
-	case 2:
-		q = qr_map_fixed(p, len, PROT_READ | PROT_WRITE,
-				 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-		if (q == p)
-			qr_touch(p, l, &m->seed);
-		break;
-	case 3:
-		q = qr_map_fixed(p, len, PROT_READ | PROT_WRITE, MAP_SHARED,
-				 m->memfd, p - m->lo);
-		if (q == p)
-			qr_touch(p, l, &m->seed);
-		break;
-	case 4:
-		/* A private file mapping: written pages are anon COW pages. */
-		q = qr_map_fixed(p, len, PROT_READ | PROT_WRITE, MAP_PRIVATE,
-				 m->memfd, p - m->lo);
-		if (q == p)
-			qr_touch_some(p, l, 8, &m->seed);
+	case 2 ... 4:
+		q = qr_remap(m, p, l, how - 2);
 		break;
 	case 5:
 		/* A real hole for a moment, then anon memory again. */
@@ -334,24 +341,31 @@ void qr_step_rozap(struct qr_mut *m)
 	m->done++;
 }
 
+/*
+ * Of @ways equal chances, the first @nr madvise() [p, p + l pages) with
+ * advs[chance], the others write the pages again. The advice that
+ * succeeded, or -1 (written, or madvise() failed).
+ */
+static int qr_advise_or_touch(struct qr_mut *m, char *p, size_t l,
+			      const int *advs, int nr, int ways)
+{
+	int w = rand_r(&m->seed) % ways;
+
+	if (w >= nr) {
+		qr_touch(p, l, &m->seed);
+		return -1;
+	}
+	return madvise(p, l * qr_psz, advs[w]) ? -1 : advs[w];
+}
+
 /* MADV_DONTNEED / MADV_FREE and refaults, partial and whole THPs. */
 void qr_step_dontneed(struct qr_mut *m)
 {
+	static const int advs[] = { MADV_DONTNEED, MADV_DONTNEED, MADV_FREE };
 	size_t npg, l;
 	char *p = qr_pick(m, &npg, &l);
 
-	switch (rand_r(&m->seed) % 4) {
-	case 0:
-	case 1:
-		madvise(p, l * qr_psz, MADV_DONTNEED);
-		break;
-	case 2:
-		madvise(p, l * qr_psz, MADV_FREE);
-		break;
-	default:
-		qr_touch(p, l, &m->seed);
-		break;
-	}
+	qr_advise_or_touch(m, p, l, advs, ARRAY_SIZE(advs), 4);
 	qr_touch_some(m->lo, npg, 8, &m->seed);
 	m->done++;
 }
@@ -359,22 +373,13 @@ void qr_step_dontneed(struct qr_mut *m)
 /* MADV_PAGEOUT to zram, swap-in by writes, swap entries zapped. */
 void qr_step_pageout(struct qr_mut *m)
 {
+	static const int advs[] = { MADV_PAGEOUT, MADV_PAGEOUT, MADV_DONTNEED };
 	size_t npg, l;
 	char *p = qr_pick(m, &npg, &l);
 
-	switch (rand_r(&m->seed) % 5) {
-	case 0:
-	case 1:
-		if (!madvise(p, l * qr_psz, MADV_PAGEOUT))
-			m->done++;
-		break;
-	case 2:
-		madvise(p, l * qr_psz, MADV_DONTNEED);
-		break;
-	default:
-		qr_touch(p, l, &m->seed);
-		break;
-	}
+	if (qr_advise_or_touch(m, p, l, advs, ARRAY_SIZE(advs), 5) ==
+	    MADV_PAGEOUT)
+		m->done++;
 }
 
 /* MADV_COLLAPSE of anon memory, split again by mprotect, munmap, zap. */

@@ -93,6 +93,15 @@ void np_rc_migrate2(struct np_rc *x, __u64 *rng);
 void np_rc_move_pages(struct np_rc *x, __u64 *rng);
 /* One race's length: NP_RACE_MS of the environment, or NP_RC_MS. */
 long np_rc_ms(void);
+/*
+ * The rounds of a race that moves its region back and forth, counted in
+ * @r from 0: for np_rc_ms() from @t0 (set here) and at least @min rounds.
+ * Round r moves the region to NP_RC_ROUND_NODE(r): 1, 0, 1, ...
+ */
+#define NP_RC_ROUNDS(r, t0, min)					\
+	for ((t0) = np_mono_ms(), (r) = 0;				\
+	     np_mono_ms() - (t0) < np_rc_ms() || (r) < (min); (r)++)
+#define NP_RC_ROUND_NODE(r)	(((r) + 1) % 2)
 /* The region: @thp for THPs (2: mTHP), stamped on node 0. 0 or -errno. */
 int np_rc_setup(struct np_rc *x, int thp);
 /* 1 if @p starts a 16-page (64 KiB) folio. */
