@@ -149,6 +149,17 @@ static const struct {
 	NP_TIER_PERIOD_U64(move_ns),
 };
 
+/*
+ * Every member is summed (above: 13 scalars and two per-node arrays) or
+ * kept from the last period (nr_targets, nr_tracked, state_bytes,
+ * scan_error): a member added to the struct and to neither fails here.
+ */
+#define NP_TIER_PERIOD_SUMMED	(13 + 2 * NUMAPLACE_TIER_NODES)
+#define NP_TIER_PERIOD_KEPT	4
+_Static_assert(sizeof(struct numaplace_tier_period) ==
+	       (NP_TIER_PERIOD_SUMMED + NP_TIER_PERIOD_KEPT) * sizeof(__u64),
+	       "a member of struct numaplace_tier_period neither summed nor kept");
+
 NP_EXPORT void numaplace_tier_period_add(struct numaplace_tier_period *to,
 				       const struct numaplace_tier_period *from)
 {

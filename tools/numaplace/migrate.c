@@ -347,8 +347,9 @@ static void np_migrate_free(void *data)
 }
 
 static const struct np_cmd_steps np_migrate_steps = {
-	&np_migrate_desc, np_migrate_opt, np_migrate_operands,
-	np_migrate_open, np_migrate_run, np_migrate_free,
+	.desc = &np_migrate_desc, .opt = np_migrate_opt,
+	.operands = np_migrate_operands, .open = np_migrate_open,
+	.run = np_migrate_run, .free = np_migrate_free,
 };
 
 int np_cmd_migrate(int argc, char **argv)

@@ -533,8 +533,9 @@ static void np_query_free(void *data)
 }
 
 static const struct np_cmd_steps np_query_steps = {
-	&np_query_desc, np_query_opt, np_query_operands,
-	np_query_open, np_query_run, np_query_free,
+	.desc = &np_query_desc, .opt = np_query_opt,
+	.operands = np_query_operands, .open = np_query_open,
+	.run = np_query_run, .free = np_query_free,
 };
 
 int np_cmd_query(int argc, char **argv)

@@ -278,8 +278,9 @@ static int np_watch_run(void *data)
 }
 
 static const struct np_cmd_steps np_watch_steps = {
-	&np_watch_desc, np_watch_opt, np_watch_operands, np_watch_open,
-	np_watch_run, NULL,
+	.desc = &np_watch_desc, .opt = np_watch_opt,
+	.operands = np_watch_operands, .open = np_watch_open,
+	.run = np_watch_run,
 };
 
 int np_cmd_watch(int argc, char **argv)

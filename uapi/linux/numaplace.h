@@ -202,7 +202,7 @@ struct numaplace_query {
 	__u64 count;		/* array mode */
 	__u64 runs_ptr;		/* range mode */
 	__u32 runs_cap;		/* range mode */
-	__u32 nr_runs;
+	__u32 nr_runs;		/* range mode */
 	__u64 status_ptr;
 	__u64 node_pages_ptr;
 	__u32 node_pages_len;
@@ -256,7 +256,10 @@ enum numaplace_fail {
  * named after it): an initialiser for a table of NUMAPLACE_FAIL_OTHER
  * entries, with <errno.h> or <linux/errno.h> included.
  */
-#define NUMAPLACE_FAIL_ERRNOS	{ ENOMEM, EBUSY, EACCES, EFAULT, ENOENT }
+#define NUMAPLACE_FAIL_ERRNOS {					\
+	[NUMAPLACE_FAIL_ENOMEM] = ENOMEM, [NUMAPLACE_FAIL_EBUSY] = EBUSY,	\
+	[NUMAPLACE_FAIL_EACCES] = EACCES, [NUMAPLACE_FAIL_EFAULT] = EFAULT,	\
+	[NUMAPLACE_FAIL_ENOENT] = ENOENT }
 
 /* numaplace_migrate.engines and numaplace_info engine reporting */
 #define NUMAPLACE_ENGINE_KERNEL	(1U << 0) /* the kernel's migrate_pages() */
