@@ -172,7 +172,7 @@ static void np_mig_pending(struct np_mig *m, unsigned int i, unsigned int n,
  * Holding its lock keeps it out (migrate_vma_setup() skips a page it
  * cannot trylock) for the price of a lock and a reference, until the
  * ranges that may cover it are set up (np_collect_release_below()). Not
- * when the round's address array names a page twice, or may (m->hold.ok):
+ * when the round's address array names a page twice, or may (!m->ascending):
  * the page held as in place could be named again to move. Never in a VMA
  * the page-table engine takes: it touches only the pages marked for it
  * (np_pt_unmap()), so a range spans any other page there unlocked.
@@ -180,7 +180,7 @@ static void np_mig_pending(struct np_mig *m, unsigned int i, unsigned int n,
 static void np_collect_hold(struct np_mig *m, struct folio *folio,
 			    unsigned int i)
 {
-	if (!m->hold.folios || !m->hold.ok || m->prev.vma != m->w.vma ||
+	if (!m->hold.folios || !m->ascending || m->prev.vma != m->w.vma ||
 	    i - m->prev.vma_idx > NP_BATCH_GAP || folio_test_large(folio) ||
 	    m->hold.nr >= m->chunk || np_pt_takes_vma(m, m->w.vma) ||
 	    !folio_trylock(folio))

@@ -420,7 +420,7 @@ static int np_migrate_array(struct np_mig *m, struct np_stretch *st)
 
 	for (i = 0; i < m->a->count; i += n) {
 		n = min_t(u64, m->a->count - i, m->chunk);
-		nr = np_get_stretches(upages + i, n, st, &m->hold.ok);
+		nr = np_get_stretches(upages + i, n, st, &m->ascending);
 		if (nr < 0)
 			return nr;
 		/*
@@ -429,10 +429,10 @@ static int np_migrate_array(struct np_mig *m, struct np_stretch *st)
 		 * Any other array may name one again in a later round.
 		 */
 		if (!i)
-			m->seen_small = !(n == m->a->count && m->hold.ok);
+			m->seen_small = !(n == m->a->count && m->ascending);
 		/* Ascending: each page once. Else found out when it matters. */
-		m->busy.distinct = m->hold.ok;
-		m->busy.distinct_known = m->hold.ok;
+		m->busy.distinct = m->ascending;
+		m->busy.distinct_known = m->ascending;
 		good = np_migrate_get_nodes(m, i, n, &err);
 		if ((int)good < 0)
 			return good;
@@ -576,7 +576,7 @@ static int np_migrate_run(struct np_mig *m)
 		ret = st ? np_migrate_array(m, st) : -ENOMEM;
 		kvfree(st);
 	} else if (a->len) {
-		m->hold.ok = true;
+		m->ascending = true;
 		m->busy.distinct = true;
 		m->busy.distinct_known = true;
 		ret = np_migrate_range(m, a->start & PAGE_MASK,

@@ -33,19 +33,16 @@ struct np_collect_prev {
 };
 
 /**
- * struct np_collect_hold - the batched engine's: folios collect locks to
+ * struct np_collect_held - the batched engine's: folios collect locks to
  *	keep them out of its migrate_vma ranges (np_collect_hold())
- * @ok: collect may hold folios this round: range mode, or an address
- *	array whose pages strictly ascend (no page named twice, so none held
- *	is wanted again further on)
  * @folios: the folios, in chunk index order, unlocked once no range still
- *	to come covers them (NULL: the call's engine holds none)
+ *	to come covers them (NULL: the call's engine holds none; the batched
+ *	engine carves this and @idx from its own block)
  * @idx: the chunk index of each
  * @nr: how many
  * @nr_unlocked: how many of the first of them are unlocked already
  */
-struct np_collect_hold {
-	bool ok;
+struct np_collect_held {
 	struct folio **folios;
 	unsigned int *idx;
 	unsigned int nr;
@@ -107,9 +104,16 @@ struct np_mig_busy {
  *	-ENOMEM (the node ran out) for the rest of the call
  * @head_order: the batched engine's: per chunk index, 1 + the order of a
  *	folio for that engine whose first page in the round is there, else 0
- *	(np_mig_pending(); the destinations it reserves before unmapping)
+ *	(np_mig_pending(); the destinations it reserves before unmapping;
+ *	carved from its own block)
  * @hold: the batched engine's folios collect holds locked
- * @arrays: the block the arrays above are carved from (np_carve())
+ * @ascending: the round names its pages in strictly ascending order:
+ *	range mode, or an address array whose pages strictly ascend (no page
+ *	named twice). Collect holds folios only then (none held is wanted
+ *	again further on); the round's busy pages may be passed over again
+ *	(@busy), and @seen may keep large folios only
+ * @arrays: the block np_migrate_alloc() carves @lists, @nr_listed,
+ *	@node_err, the bitmaps, @status and @target from (np_carve())
  * @mapped: the engine of this call that runs under the mmap lock
  *	(np_engines_steps()), or NULL
  * @unlocked: the engine of this call that runs with no lock held
@@ -144,7 +148,8 @@ struct np_mig {
 	unsigned int *nr_listed;
 	int *node_err;
 	u8 *head_order;
-	struct np_collect_hold hold;
+	struct np_collect_held hold;
+	bool ascending;
 	void *arrays;
 	const struct np_engine_ops *mapped;
 	const struct np_engine_ops *unlocked;

@@ -320,7 +320,8 @@ struct np_fz_stray {
 /* A stray field of struct numaplace_@type, or an array's element. */
 #define NP_FZ_STRAYS(type, field, elems, pct, gen)			\
 	{ offsetof(struct numaplace_##type, field),			\
-	  sizeof(((struct numaplace_##type *)0)->field) / (elems),	\
+	  NP_SIZE_4_OR_8(sizeof(((struct numaplace_##type *)0)->field) /	\
+			 (elems)),					\
 	  elems, pct, gen }
 #define NP_FZ_STRAY(type, field, pct, gen)				\
 	NP_FZ_STRAYS(type, field, 1, pct, gen)
@@ -596,7 +597,8 @@ void np_fz_call(struct np_fz_thread *t)
 	memset(&a, 0, sizeof(a));
 	a.query.size = usize;
 	a.query.flags = np_fz_flags(s, c->flags);
-	c->fill(t, &a);
+	if (c->fill)	/* a command without one is sent as it is */
+		c->fill(t, &a);
 
 	/* Where it goes. */
 	switch (np_fz_below(s, 20)) {

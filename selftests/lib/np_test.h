@@ -453,8 +453,13 @@ struct np_field {
 	__u64 val;
 };
 
+/* @sz, a field's size, where it is 4 or 8; else the build fails. */
+#define NP_SIZE_4_OR_8(sz)						\
+	((sz) + 0 * sizeof(char[((sz) == 4 || (sz) == 8) ? 1 : -1]))
+
 #define NP_FIELD(type, field, v)					\
-	{ #field, offsetof(type, field), sizeof(((type *)0)->field), v }
+	{ #field, offsetof(type, field),				\
+	  NP_SIZE_4_OR_8(sizeof(((type *)0)->field)), v }
 
 /*
  * @ok (@len bytes), a request ioctl @cmd answers, sent once per field of

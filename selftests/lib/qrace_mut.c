@@ -342,8 +342,8 @@ void qr_step_rozap(struct qr_mut *m)
 }
 
 /*
- * Of @ways equal chances, the first @nr madvise() [p, p + l pages) with
- * advs[chance], the others write the pages again. The advice that
+ * Of @ways equal chances w, the first @nr madvise() [p, p + l pages) with
+ * advs[w], the others write the pages again. The advice that
  * succeeded, or -1 (written, or madvise() failed).
  */
 static int qr_advise_or_touch(struct qr_mut *m, char *p, size_t l,
